@@ -1,0 +1,354 @@
+//! The contract between the harness and a database: a `Binding` is opened once
+//! per run and hands out `Session`s, one per in-flight operation slot. Sessions
+//! never time themselves: the runner measures around every call (YCSB's
+//! `DBWrapper` idea), so every binding is measured the same way.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Outcome class of one operation; results count operations per status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    /// The key does not exist (a read, update or delete of a missing record).
+    NotFound,
+    /// An insert with `insert` semantics found the key already present.
+    DuplicateKey,
+    /// `dataintegrity` is on and the value read differs from the value written.
+    VerifyFailed,
+    /// A serialization failure or write conflict the database asked us to retry.
+    Conflict,
+    Timeout,
+    /// The server is unreachable or refused the connection.
+    Unavailable,
+    Error,
+}
+
+impl Status {
+    pub const ALL: [Status; 8] = [
+        Status::Ok,
+        Status::NotFound,
+        Status::DuplicateKey,
+        Status::VerifyFailed,
+        Status::Conflict,
+        Status::Timeout,
+        Status::Unavailable,
+        Status::Error,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn is_ok(self) -> bool {
+        self == Status::Ok
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::NotFound => "not_found",
+            Status::DuplicateKey => "duplicate_key",
+            Status::VerifyFailed => "verify_failed",
+            Status::Conflict => "conflict",
+            Status::Timeout => "timeout",
+            Status::Unavailable => "unavailable",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// What one call returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub status: Status,
+    /// Records returned (reads: 0 or 1; scans: rows).
+    pub rows: u64,
+    /// Payload bytes read or written.
+    pub bytes: u64,
+    /// The database's own message for a failure, kept for the first few errors.
+    pub detail: Option<Box<str>>,
+}
+
+impl Outcome {
+    #[inline]
+    pub fn ok(rows: u64, bytes: u64) -> Self {
+        Outcome {
+            status: Status::Ok,
+            rows,
+            bytes,
+            detail: None,
+        }
+    }
+
+    #[inline]
+    pub fn status(status: Status) -> Self {
+        Outcome {
+            status,
+            rows: 0,
+            bytes: 0,
+            detail: None,
+        }
+    }
+
+    #[cold]
+    pub fn failed(status: Status, detail: impl std::fmt::Display) -> Self {
+        Outcome {
+            status,
+            rows: 0,
+            bytes: 0,
+            detail: Some(detail.to_string().into_boxed_str()),
+        }
+    }
+}
+
+/// Which fields a read or scan returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fields {
+    All,
+    One(usize),
+}
+
+/// What `insert` means: a plain INSERT that fails on an existing key, or a blind
+/// write (UPSERT). Recorded in every result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InsertMode {
+    Insert,
+    Upsert,
+}
+
+/// What `update` means: UPDATE of an existing record (missing key = NotFound), or
+/// a blind write (UPSERT). Recorded in every result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateMode {
+    Update,
+    Upsert,
+}
+
+/// The table layout every binding stores: YCSB's `usertable` with a key and
+/// `fieldcount` named fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schema {
+    pub table: String,
+    pub fields: Vec<String>,
+}
+
+/// Options a binding is opened with.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub schema: Schema,
+    pub insert_mode: InsertMode,
+    pub update_mode: UpdateMode,
+    /// Load phase: create the table when it is absent.
+    pub create: bool,
+    /// Sessions that will be opened (threads x concurrency), for pool sizing.
+    pub sessions: usize,
+}
+
+/// One record read back: a value slot per field of the schema, reused between
+/// calls so reads do not allocate.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    values: Vec<Vec<u8>>,
+    present: Vec<bool>,
+}
+
+impl Record {
+    pub fn with_fields(n: usize) -> Self {
+        Record {
+            values: vec![Vec::new(); n],
+            present: vec![false; n],
+        }
+    }
+
+    /// Forgets the values but keeps the buffers.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.present.iter_mut().for_each(|p| *p = false);
+    }
+
+    /// Sets field `i` to `data`.
+    #[inline]
+    pub fn set(&mut self, i: usize, data: &[u8]) {
+        if i >= self.values.len() {
+            self.values.resize(i + 1, Vec::new());
+            self.present.resize(i + 1, false);
+        }
+        let b = &mut self.values[i];
+        b.clear();
+        b.extend_from_slice(data);
+        self.present[i] = true;
+    }
+
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        (*self.present.get(i)?).then(|| self.values[i].as_slice())
+    }
+
+    /// Fields present, with their index.
+    pub fn present(&self) -> impl Iterator<Item = (usize, &[u8])> {
+        self.values
+            .iter()
+            .zip(&self.present)
+            .enumerate()
+            .filter_map(|(i, (v, p))| p.then_some((i, v.as_slice())))
+    }
+
+    pub fn len(&self) -> usize {
+        self.present.iter().filter(|p| **p).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.present().map(|(_, d)| d.len() as u64).sum()
+    }
+}
+
+/// Rows returned by a scan, in key order; buffers are reused between scans.
+#[derive(Debug, Default)]
+pub struct ScanRows {
+    rows: Vec<(Vec<u8>, Record)>,
+    len: usize,
+    fields: usize,
+}
+
+impl ScanRows {
+    pub fn with_fields(fields: usize) -> Self {
+        ScanRows {
+            rows: Vec::new(),
+            len: 0,
+            fields,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Starts the next row with `key` and returns its record to fill.
+    pub fn push(&mut self, key: &[u8]) -> &mut Record {
+        if self.len == self.rows.len() {
+            self.rows.push((Vec::new(), Record::with_fields(self.fields)));
+        }
+        let (k, rec) = &mut self.rows[self.len];
+        k.clear();
+        k.extend_from_slice(key);
+        rec.clear();
+        self.len += 1;
+        rec
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = (&[u8], &Record)> {
+        self.rows[..self.len].iter().map(|(k, r)| (k.as_slice(), r))
+    }
+}
+
+/// Values to write: (field index, bytes) pairs, buffers reused between calls.
+#[derive(Debug, Default, Clone)]
+pub struct WriteSet {
+    entries: Vec<(usize, Vec<u8>)>,
+    len: usize,
+}
+
+impl WriteSet {
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends field `field` and returns its buffer, cleared, to fill.
+    #[inline]
+    pub fn push(&mut self, field: usize) -> &mut Vec<u8> {
+        if self.len == self.entries.len() {
+            self.entries.push((field, Vec::new()));
+        }
+        let e = &mut self.entries[self.len];
+        e.0 = field;
+        e.1.clear();
+        self.len += 1;
+        &mut e.1
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &[u8])> + Clone {
+        self.entries[..self.len].iter().map(|(f, v)| (*f, v.as_slice()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.iter().map(|(_, v)| v.len() as u64).sum()
+    }
+}
+
+/// What a binding knows of its engine, stored in every result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EngineInfo {
+    pub name: String,
+    pub version: String,
+    /// Settings that matter for interpreting results (cache sizes, durability...).
+    pub settings: BTreeMap<String, String>,
+}
+
+/// Failure to open a binding or a session: the run does not start.
+#[derive(Debug, thiserror::Error)]
+pub enum BindingError {
+    #[error("{0}")]
+    Config(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// One connection or handle executing one operation at a time.
+///
+/// The methods are `async` so network drivers can await; embedded engines do
+/// their work synchronously inside them. Sessions live on one worker thread's
+/// single-threaded runtime, so their futures need not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait Session {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome;
+    /// Up to `count` records with key >= `start`, in key order.
+    async fn scan(&mut self, start: &[u8], count: u64, fields: Fields, out: &mut ScanRows)
+        -> Outcome;
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
+    async fn delete(&mut self, key: &[u8]) -> Outcome;
+}
+
+/// A database opened for one run.
+#[allow(async_fn_in_trait)]
+pub trait Binding: Send + Sync + 'static {
+    type Session: Session + 'static;
+
+    /// Opens a session; called on the worker thread (and its runtime) that uses it.
+    async fn session(&self) -> Result<Self::Session, BindingError>;
+
+    /// Engine name, version and settings, recorded in the result.
+    fn info(&self) -> EngineInfo;
+
+    /// Bytes the database occupies on disk, when the binding can tell.
+    fn disk_bytes(&self) -> Option<u64> {
+        None
+    }
+}

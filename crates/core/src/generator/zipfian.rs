@@ -1,0 +1,250 @@
+//! Zipfian integers by Gray et al.'s method ("Quickly generating billion-record
+//! synthetic databases", SIGMOD 1994), as YCSB's `ZipfianGenerator` draws them:
+//! the two most popular items exactly, the rest by a closed-form inverse.
+//!
+//! The normalising constant zeta(n, theta) is summed exactly for small n and by
+//! Euler-Maclaurin summation for large n, so any `zipfian.constant` over ten
+//! billion items costs microseconds instead of the minutes YCSB spends.
+use crate::rng::Rng;
+
+/// YCSB's default Zipfian constant.
+pub const DEFAULT_THETA: f64 = 0.99;
+
+/// Below this many items zeta is summed term by term.
+const EXACT_LIMIT: u64 = 100_000;
+
+/// sum_{i=1}^{n} i^-theta.
+pub fn zeta(n: u64, theta: f64) -> f64 {
+    if n <= EXACT_LIMIT {
+        zeta_range(0, n, theta)
+    } else {
+        zeta_euler_maclaurin(n, theta)
+    }
+}
+
+/// sum_{i=from+1}^{to} i^-theta.
+fn zeta_range(from: u64, to: u64, theta: f64) -> f64 {
+    // Summed from the small terms up, for accuracy.
+    (from + 1..=to).rev().map(|i| (i as f64).powf(-theta)).sum()
+}
+
+fn zeta_euler_maclaurin(n: u64, theta: f64) -> f64 {
+    const M: u64 = 1000;
+    let head = zeta_range(0, M - 1, theta);
+    let f = |x: f64| x.powf(-theta);
+    let (m, nf) = (M as f64, n as f64);
+    let integral = if (theta - 1.0).abs() < 1e-12 {
+        nf.ln() - m.ln()
+    } else {
+        (nf.powf(1.0 - theta) - m.powf(1.0 - theta)) / (1.0 - theta)
+    };
+    let d1 = |x: f64| -theta * x.powf(-theta - 1.0);
+    let d3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
+    let d5 = |x: f64| {
+        -theta * (theta + 1.0) * (theta + 2.0) * (theta + 3.0) * (theta + 4.0) * x.powf(-theta - 5.0)
+    };
+    head + integral + (f(m) + f(nf)) / 2.0 + (d1(nf) - d1(m)) / 12.0 - (d3(nf) - d3(m)) / 720.0
+        + (d5(nf) - d5(m)) / 30240.0
+}
+
+#[derive(Debug, Clone)]
+pub struct Zipfian {
+    base: u64,
+    theta: f64,
+    alpha: f64,
+    zeta2: f64,
+    /// zeta over `count_for_zeta` items; grown incrementally as the item count grows.
+    zetan: f64,
+    count_for_zeta: u64,
+    eta: f64,
+    items: u64,
+}
+
+impl Zipfian {
+    /// Zipfian over `min..=max` with constant `theta`.
+    pub fn new(min: u64, max: u64, theta: f64) -> Self {
+        let items = max - min + 1;
+        Self::with_zetan(min, max, theta, zeta(items, theta))
+    }
+
+    /// As `new`, with a precomputed zeta(max - min + 1, theta).
+    pub fn with_zetan(min: u64, max: u64, theta: f64, zetan: f64) -> Self {
+        assert!(max >= min);
+        assert!(theta > 0.0 && theta != 1.0, "theta must be positive and not 1");
+        let items = max - min + 1;
+        let zeta2 = zeta_range(0, 2, theta);
+        let mut z = Zipfian {
+            base: min,
+            theta,
+            alpha: 1.0 / (1.0 - theta),
+            zeta2,
+            zetan,
+            count_for_zeta: items,
+            eta: 0.0,
+            items,
+        };
+        z.eta = z.eta_for(items);
+        z
+    }
+
+    fn eta_for(&self, items: u64) -> f64 {
+        (1.0 - (2.0 / items as f64).powf(1.0 - self.theta)) / (1.0 - self.zeta2 / self.zetan)
+    }
+
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The largest value over the configured item count.
+    pub fn max(&self) -> u64 {
+        self.base + self.items - 1
+    }
+
+    pub fn zetan(&self) -> f64 {
+        self.zetan
+    }
+
+    /// Next value over the configured item count: rank 0 (value `min`) is the most popular.
+    #[inline]
+    pub fn next(&mut self, rng: &mut Rng) -> u64 {
+        self.next_over(rng, self.items)
+    }
+
+    /// Next value over `itemcount` items, growing zeta incrementally when the item
+    /// count changed since the last call (YCSB's `nextLong(itemcount)`).
+    #[inline]
+    pub fn next_over(&mut self, rng: &mut Rng, itemcount: u64) -> u64 {
+        if itemcount != self.count_for_zeta {
+            self.resize(itemcount);
+        }
+        let u = rng.next_f64();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return self.base;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return self.base + 1;
+        }
+        let rank = (itemcount as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        self.base + rank.min(itemcount - 1)
+    }
+
+    #[cold]
+    fn resize(&mut self, itemcount: u64) {
+        let old = self.count_for_zeta;
+        self.zetan = if itemcount > old && itemcount - old <= EXACT_LIMIT {
+            self.zetan + zeta_range(old, itemcount, self.theta)
+        } else {
+            zeta(itemcount, self.theta)
+        };
+        self.count_for_zeta = itemcount;
+        self.eta = self.eta_for(itemcount);
+    }
+
+    /// P(rank < k) of the values this generator draws over its item count: the exact
+    /// distribution of Gray's method (not of the ideal Zipf law), used by the tests.
+    pub fn cdf_rank_below(&self, k: u64) -> f64 {
+        let n = self.items as f64;
+        match k {
+            0 => 0.0,
+            1 => 1.0 / self.zetan,
+            2 => self.zeta2 / self.zetan,
+            _ if k >= self.items => 1.0,
+            _ => {
+                let inner = (k as f64 / n).powf(1.0 - self.theta);
+                (1.0 - (1.0 - inner) / self.eta).max(self.zeta2 / self.zetan)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::chi2::chi_squared;
+
+    #[test]
+    fn euler_maclaurin_matches_exact_sum_and_ycsb_constant() {
+        let exact = zeta_range(0, 2_000_000, 0.99);
+        let approx = zeta_euler_maclaurin(2_000_000, 0.99);
+        assert!((exact - approx).abs() / exact < 1e-10, "{exact} vs {approx}");
+        // YCSB's precomputed ScrambledZipfianGenerator.ZETAN for 10^10 items.
+        let z = zeta(10_000_000_000, 0.99);
+        assert!((z - 26.46902820178302).abs() < 1e-6, "{z}");
+        // other thetas, against exact sums
+        for theta in [0.5, 0.8, 1.2] {
+            let e = zeta_range(0, 300_000, theta);
+            let a = zeta_euler_maclaurin(300_000, theta);
+            assert!((e - a).abs() / e < 1e-9, "theta {theta}: {e} vs {a}");
+        }
+    }
+
+    fn fit(theta: f64, items: u64, samples: usize, seed: u64) -> crate::stats::chi2::FitTest {
+        let mut g = Zipfian::new(0, items - 1, theta);
+        let mut rng = Rng::new(seed);
+        let mut counts = vec![0.0; items as usize];
+        for _ in 0..samples {
+            let v = g.next(&mut rng);
+            counts[v as usize] += 1.0;
+        }
+        let expected: Vec<f64> = (0..items)
+            .map(|k| (g.cdf_rank_below(k + 1) - g.cdf_rank_below(k)) * samples as f64)
+            .collect();
+        chi_squared(&counts, &expected)
+    }
+
+    #[test]
+    fn zipfian_fits_its_exact_distribution() {
+        for theta in [0.99, 0.6, 1.3] {
+            let t = fit(theta, 1000, 500_000, 5);
+            assert!(t.passes(), "theta {theta}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn zipfian_is_close_to_the_ideal_zipf_law_at_the_head() {
+        let g = Zipfian::new(0, 999, 0.99);
+        let z = zeta(1000, 0.99);
+        for k in 0..2u64 {
+            let p = g.cdf_rank_below(k + 1) - g.cdf_rank_below(k);
+            let ideal = ((k + 1) as f64).powf(-0.99) / z;
+            assert!((p - ideal).abs() / ideal < 1e-9);
+        }
+    }
+
+    #[test]
+    fn uniform_samples_fail_the_zipfian_fit() {
+        let g = Zipfian::new(0, 99, 0.99);
+        let mut rng = Rng::new(1);
+        let mut counts = vec![0.0; 100];
+        for _ in 0..100_000 {
+            counts[rng.below(100) as usize] += 1.0;
+        }
+        let expected: Vec<f64> = (0..100)
+            .map(|k| (g.cdf_rank_below(k + 1) - g.cdf_rank_below(k)) * 100_000.0)
+            .collect();
+        assert!(!chi_squared(&counts, &expected).passes());
+    }
+
+    #[test]
+    fn growing_item_count_matches_a_fresh_generator() {
+        let mut grown = Zipfian::new(0, 999, 0.99);
+        let mut rng = Rng::new(3);
+        for n in 1000..1500 {
+            let v = grown.next_over(&mut rng, n);
+            assert!(v < n);
+        }
+        let fresh = Zipfian::new(0, 1498, 0.99);
+        assert!((grown.zetan() - fresh.zetan()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn values_stay_in_range_with_offset() {
+        let mut g = Zipfian::new(10, 20, 0.99);
+        let mut rng = Rng::new(2);
+        for _ in 0..10_000 {
+            let v = g.next(&mut rng);
+            assert!((10..=20).contains(&v));
+        }
+    }
+}

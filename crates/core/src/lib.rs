@@ -1,0 +1,20 @@
+//! yardstick's model, with no database dependency.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`binding`] | the `Binding`/`Session` contract, `Status`, `Outcome`, semantics |
+//! | [`generator`] | YCSB's distributions, one per file, each statistically tested |
+//! | [`workload`] | properties, the core workload's configuration, keys, operation streams |
+//! | [`run`] | threads x slots, open/closed-loop pacing, interval sampling |
+//! | [`stats`] | mergeable HdrHistogram recorders and summaries |
+//! | [`result`] | the versioned JSON result, environment capture, secret redaction |
+//! | [`conformance`] | the suite every binding must pass |
+pub mod binding;
+pub mod conformance;
+pub mod generator;
+pub mod op;
+pub mod result;
+pub mod rng;
+pub mod run;
+pub mod stats;
+pub mod workload;

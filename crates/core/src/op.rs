@@ -1,0 +1,51 @@
+//! Operation kinds: what the workload asks for and what results are keyed by.
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum OpKind {
+    #[serde(rename = "READ")]
+    Read,
+    #[serde(rename = "UPDATE")]
+    Update,
+    #[serde(rename = "INSERT")]
+    Insert,
+    #[serde(rename = "SCAN")]
+    Scan,
+    #[serde(rename = "READ-MODIFY-WRITE")]
+    ReadModifyWrite,
+    #[serde(rename = "DELETE")]
+    Delete,
+}
+
+impl OpKind {
+    pub const COUNT: usize = 6;
+    pub const ALL: [OpKind; OpKind::COUNT] = [
+        OpKind::Read,
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Scan,
+        OpKind::ReadModifyWrite,
+        OpKind::Delete,
+    ];
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// YCSB's measurement name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "READ",
+            OpKind::Update => "UPDATE",
+            OpKind::Insert => "INSERT",
+            OpKind::Scan => "SCAN",
+            OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+            OpKind::Delete => "DELETE",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}

@@ -1,0 +1,38 @@
+//! CPU time of this process, to report the client's cost per operation and to
+//! warn when the client itself saturates the machine.
+use std::time::Duration;
+
+/// User + system CPU time consumed by the whole process so far.
+pub fn process_cpu_time() -> Duration {
+    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Logical CPUs available to this process.
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let before = process_cpu_time();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_mul(31).wrapping_add(std::hint::black_box(7));
+        }
+        std::hint::black_box(x);
+        assert!(process_cpu_time() > before);
+        assert!(available_cores() >= 1);
+    }
+}

@@ -1,0 +1,109 @@
+//! Open-loop pacing on one global schedule: operation i of the whole run is
+//! intended at t0 + i / rate. Slot j of S takes operations j, j+S, j+2S, ...,
+//! so the slots together follow the schedule without sharing a counter, and a
+//! slot that falls behind keeps its intended times (the delay is measured,
+//! never skipped).
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct Pacer {
+    t0: Instant,
+    period_ns: f64,
+    next_index: u64,
+    stride: u64,
+}
+
+impl Pacer {
+    /// `rate`: operations per second over all `slots`; this pacer is slot `slot`.
+    pub fn new(t0: Instant, rate: f64, slot: u64, slots: u64) -> Self {
+        Pacer {
+            t0,
+            period_ns: 1e9 / rate,
+            next_index: slot,
+            stride: slots,
+        }
+    }
+
+    /// Intended start of this slot's next operation; advances the schedule.
+    #[inline]
+    pub fn next_intended(&mut self) -> Instant {
+        let t = self.peek();
+        self.next_index += self.stride;
+        t
+    }
+
+    #[inline]
+    pub fn peek(&self) -> Instant {
+        self.t0 + Duration::from_nanos((self.next_index as f64 * self.period_ns) as u64)
+    }
+
+    /// Scheduled operations of this slot intended before `deadline`, from the next one on.
+    pub fn remaining_before(&self, deadline: Instant) -> u64 {
+        if deadline <= self.t0 {
+            return 0;
+        }
+        let bound = (deadline - self.t0).as_nanos() as f64 / self.period_ns;
+        let next = self.next_index as f64;
+        if next >= bound {
+            0
+        } else {
+            ((bound - next) / self.stride as f64).ceil() as u64
+        }
+    }
+}
+
+/// Waits until `t`. A slot alone on its thread sleeps then spins for precision;
+/// slots sharing a thread yield to each other instead of blocking it.
+pub async fn wait_until(t: Instant, alone_on_thread: bool) {
+    const SPIN: Duration = Duration::from_micros(100);
+    let now = Instant::now();
+    if t <= now {
+        return;
+    }
+    if alone_on_thread {
+        let left = t - now;
+        if left > 2 * SPIN {
+            std::thread::sleep(left - SPIN);
+        }
+        while Instant::now() < t {
+            std::hint::spin_loop();
+        }
+    } else {
+        let left = t - now;
+        if left > Duration::from_millis(2) {
+            tokio::time::sleep_until((t - Duration::from_millis(1)).into()).await;
+        }
+        while Instant::now() < t {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_interleave_on_one_global_schedule() {
+        let t0 = Instant::now();
+        let mut a = Pacer::new(t0, 1000.0, 0, 2);
+        let mut b = Pacer::new(t0, 1000.0, 1, 2);
+        let ms = |t: Instant| (t - t0).as_secs_f64() * 1000.0;
+        assert_eq!(ms(a.next_intended()).round(), 0.0);
+        assert_eq!(ms(b.next_intended()).round(), 1.0);
+        assert_eq!(ms(a.next_intended()).round(), 2.0);
+        assert_eq!(ms(b.next_intended()).round(), 3.0);
+        // 1000/s for 10 ms from index 4 on: slot a has 4, 6, 8 left
+        assert_eq!(a.remaining_before(t0 + Duration::from_millis(10)), 3);
+    }
+
+    #[test]
+    fn waiting_reaches_the_intended_time() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        for alone in [true, false] {
+            let t = Instant::now() + Duration::from_millis(3);
+            rt.block_on(wait_until(t, alone));
+            assert!(Instant::now() >= t);
+        }
+    }
+}

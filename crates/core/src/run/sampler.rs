@@ -1,0 +1,241 @@
+//! The sampler: runs on the calling thread, receives the workers' recorders,
+//! closes each interval shortly after its end (merging what arrived), keeps the
+//! time series and the totals, and reports each interval to a callback.
+use super::cpu::process_cpu_time;
+use super::spec::RunSpec;
+use super::worker::{Intervals, Report};
+use crate::op::OpKind;
+use crate::stats::Recorder;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant, SystemTime};
+
+/// One operation kind in one interval.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PointOp {
+    pub op: OpKind,
+    pub count: u64,
+    pub errors: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+}
+
+/// One point of the time series.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IntervalPoint {
+    pub index: i64,
+    /// End of the interval, seconds after measurement started (negative in warm-up).
+    pub t_s: f64,
+    pub length_s: f64,
+    pub warmup: bool,
+    pub ops: u64,
+    pub errors: u64,
+    pub ops_per_sec: f64,
+    /// Open loop: operations that started more than 1 ms late.
+    pub late: u64,
+    /// Process CPU used in the interval, in cores.
+    pub client_cpu_cores: f64,
+    pub per_op: Vec<PointOp>,
+}
+
+/// What the status line shows after each interval.
+#[derive(Debug)]
+pub struct IntervalView<'a> {
+    pub point: &'a IntervalPoint,
+    /// Measured operations so far (warm-up excluded).
+    pub total_ops: u64,
+    pub total_errors: u64,
+    pub avg_ops_per_sec: f64,
+    /// Fraction done, when the run is bounded by count or time.
+    pub progress: Option<f64>,
+    pub finished: bool,
+}
+
+/// Everything the run measured.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// Measured operations, merged over workers and intervals.
+    pub total: Recorder,
+    pub series: Vec<IntervalPoint>,
+    /// Wall-clock time measurement started (after warm-up) and ended.
+    pub started_at: SystemTime,
+    pub ended_at: SystemTime,
+    pub measured_elapsed: Duration,
+    pub warmup_ops: u64,
+    pub interrupted: bool,
+    pub unstarted: u64,
+    pub final_lag_ns: u64,
+    /// Process CPU time during measurement.
+    pub cpu: Duration,
+    /// Interval reports that arrived after their interval was closed (counted in
+    /// the totals, not in the time series).
+    pub late_reports: u64,
+}
+
+impl RunOutput {
+    pub fn ops_per_sec(&self) -> f64 {
+        let s = self.measured_elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.total.counted_ops() as f64 / s
+        } else {
+            0.0
+        }
+    }
+}
+
+fn point(index: i64, rec: &Recorder, iv: &Intervals, length: Duration, cpu: Duration) -> IntervalPoint {
+    let end = iv.start_of(index) + length;
+    let t_s = if end >= iv.measure_start {
+        (end - iv.measure_start).as_secs_f64()
+    } else {
+        -(iv.measure_start - end).as_secs_f64()
+    };
+    let secs = length.as_secs_f64().max(1e-9);
+    let ops = rec.counted_ops();
+    IntervalPoint {
+        index,
+        t_s,
+        length_s: length.as_secs_f64(),
+        warmup: index < 0,
+        ops,
+        errors: rec.total_errors(),
+        ops_per_sec: ops as f64 / secs,
+        late: rec.late,
+        client_cpu_cores: cpu.as_secs_f64() / secs,
+        per_op: OpKind::ALL
+            .iter()
+            .filter_map(|k| rec.ops[k.index()].as_ref().map(|o| (k, o)))
+            .map(|(k, o)| PointOp {
+                op: *k,
+                count: o.count(),
+                errors: o.errors(),
+                p50_ns: o.response.value_at_quantile(0.5),
+                p99_ns: o.response.value_at_quantile(0.99),
+                max_ns: o.response.max(),
+                mean_ns: o.response.mean(),
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn sample(
+    spec: &RunSpec,
+    t0: Instant,
+    rx: Receiver<Report>,
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&IntervalView),
+) -> RunOutput {
+    let iv = Intervals {
+        measure_start: t0 + spec.warmup,
+        length: spec.status_interval,
+    };
+    let wall_t0 = SystemTime::now() + t0.saturating_duration_since(Instant::now());
+    // Reports for an interval arrive when each worker finishes its first operation
+    // after the boundary; wait this long for them before closing the interval.
+    let grace = (iv.length / 4).min(Duration::from_millis(200));
+    let mut pending: BTreeMap<i64, Recorder> = BTreeMap::new();
+    let mut next_index = iv.index_of(t0);
+    let mut total = Recorder::new();
+    let mut series = Vec::new();
+    let mut warmup_ops = 0;
+    let (mut done, mut unstarted, mut final_lag_ns, mut late_reports) = (0, 0, 0, 0);
+    let mut cpu_mark = process_cpu_time();
+    let mut cpu_at_start = (spec.warmup.is_zero()).then_some(cpu_mark);
+
+    let mut close = |index: i64, rec: Recorder, length: Duration, finished: bool, total: &mut Recorder, series: &mut Vec<IntervalPoint>, warmup_ops: &mut u64| {
+        let cpu_now = process_cpu_time();
+        let p = point(index, &rec, &iv, length, cpu_now.saturating_sub(cpu_mark));
+        cpu_mark = cpu_now;
+        if index < 0 {
+            *warmup_ops += rec.counted_ops();
+            if index == -1 {
+                cpu_at_start = Some(cpu_now);
+            }
+        } else {
+            total.add(&rec);
+        }
+        let elapsed = (iv.start_of(index) + length).saturating_duration_since(iv.measure_start);
+        let total_ops = total.counted_ops();
+        let by_count = spec.expected_ops.filter(|n| *n > 0).map(|n| total_ops as f64 / n as f64);
+        let by_time = spec.duration.map(|d| elapsed.as_secs_f64() / d.as_secs_f64());
+        let progress = match (by_count, by_time) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        on_interval(&IntervalView {
+            point: &p,
+            total_ops,
+            total_errors: total.total_errors(),
+            avg_ops_per_sec: if elapsed.is_zero() { 0.0 } else { total_ops as f64 / elapsed.as_secs_f64() },
+            progress: progress.map(|p| p.min(1.0)),
+            finished,
+        });
+        series.push(p);
+    };
+
+    loop {
+        let deadline = iv.start_of(next_index + 1) + grace;
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(timeout) {
+            Ok(Report::Interval { index, rec }) => {
+                if index >= next_index {
+                    pending.entry(index).or_default().add(&rec);
+                } else {
+                    // its interval is closed: keep it in the totals
+                    late_reports += 1;
+                    if index >= 0 {
+                        total.add(&rec);
+                    } else {
+                        warmup_ops += rec.counted_ops();
+                    }
+                }
+            }
+            Ok(Report::Done { unstarted: u, final_lag_ns: l }) => {
+                done += 1;
+                unstarted += u;
+                final_lag_ns = final_lag_ns.max(l);
+                if done == spec.threads {
+                    break;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let rec = pending.remove(&next_index).unwrap_or_default();
+                close(next_index, rec, iv.length, false, &mut total, &mut series, &mut warmup_ops);
+                next_index += 1;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let end = Instant::now();
+    // Close what is left; the last interval ends when the run ended.
+    let last = iv.index_of(end).max(next_index);
+    while next_index <= last {
+        let rec = pending.remove(&next_index).unwrap_or_default();
+        let start = iv.start_of(next_index);
+        let length = if next_index == last { end.saturating_duration_since(start) } else { iv.length };
+        if !(rec.is_empty() && next_index == last && length < iv.length / 10) {
+            close(next_index, rec, length, next_index == last, &mut total, &mut series, &mut warmup_ops);
+        }
+        next_index += 1;
+    }
+    for (_, rec) in std::mem::take(&mut pending) {
+        total.add(&rec);
+    }
+    let cpu_end = process_cpu_time();
+    RunOutput {
+        total,
+        series,
+        started_at: wall_t0 + spec.warmup,
+        ended_at: SystemTime::now(),
+        measured_elapsed: end.saturating_duration_since(iv.measure_start),
+        warmup_ops,
+        interrupted: stop.load(Ordering::SeqCst),
+        unstarted,
+        final_lag_ns,
+        cpu: cpu_end.saturating_sub(cpu_at_start.unwrap_or(cpu_end)),
+        late_reports,
+    }
+}

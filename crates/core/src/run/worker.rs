@@ -1,0 +1,387 @@
+//! A worker thread: its own single-threaded runtime running `concurrency`
+//! slots. Each slot plans, paces, executes and records operations; the
+//! thread's recorder goes to the sampler whenever an interval boundary passes.
+use super::pacer::{wait_until, Pacer};
+use super::spec::RunSpec;
+use crate::binding::{Binding, BindingError, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet};
+use crate::generator::fnvhash64;
+use crate::op::OpKind;
+use crate::rng::derive_seed;
+use crate::stats::Recorder;
+use crate::workload::{Phase, PlannedOp, SharedState, Stream};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub(crate) enum Report {
+    Interval {
+        index: i64,
+        rec: Box<Recorder>,
+    },
+    Done {
+        /// Scheduled operations never started because the run's time was up.
+        unstarted: u64,
+        /// How far behind schedule the worker's slots were when they stopped.
+        final_lag_ns: u64,
+    },
+}
+
+pub(crate) struct WorkerContext {
+    pub worker: usize,
+    pub spec: RunSpec,
+    pub shared: Arc<SharedState>,
+    pub stop: Arc<AtomicBool>,
+    pub abort: Arc<AtomicBool>,
+    pub start_at: Arc<OnceLock<Instant>>,
+    pub tx: mpsc::Sender<Report>,
+}
+
+/// Maps instants to interval indices: interval 0 starts when measurement starts
+/// (after warm-up); warm-up intervals have negative indices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Intervals {
+    pub measure_start: Instant,
+    pub length: Duration,
+}
+
+impl Intervals {
+    pub fn index_of(&self, t: Instant) -> i64 {
+        let len = self.length.as_nanos();
+        if t >= self.measure_start {
+            ((t - self.measure_start).as_nanos() / len) as i64
+        } else {
+            -((((self.measure_start - t).as_nanos() - 1) / len) as i64) - 1
+        }
+    }
+
+    /// Start of interval `index`.
+    pub fn start_of(&self, index: i64) -> Instant {
+        let off = self.length * index.unsigned_abs() as u32;
+        if index >= 0 {
+            self.measure_start + off
+        } else {
+            self.measure_start - off
+        }
+    }
+}
+
+struct WorkerState {
+    rec: Recorder,
+    /// Interval the data in `rec` belongs to, and its end.
+    index: i64,
+    boundary: Instant,
+    intervals: Intervals,
+    tx: mpsc::Sender<Report>,
+}
+
+impl WorkerState {
+    #[inline]
+    fn advance(&mut self, now: Instant) {
+        if now >= self.boundary {
+            self.flush(now);
+        }
+    }
+
+    #[cold]
+    fn flush(&mut self, now: Instant) {
+        self.send();
+        self.index = self.intervals.index_of(now);
+        self.boundary = self.intervals.start_of(self.index + 1);
+    }
+
+    fn send(&mut self) {
+        if !self.rec.is_empty() || self.rec.retries > 0 {
+            let _ = self.tx.send(Report::Interval {
+                index: self.index,
+                rec: Box::new(self.rec.clone()),
+            });
+            self.rec.reset();
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, kind: OpKind, out: &Outcome, from: Instant, start: Instant, end: Instant) {
+        self.advance(end);
+        let response = end.saturating_duration_since(from).as_nanos() as u64;
+        let service = end.saturating_duration_since(start).as_nanos() as u64;
+        self.rec.record(kind, out.status, response, service, out.rows, out.bytes);
+        if let Some(d) = &out.detail {
+            self.rec.record_error_message(kind, out.status, d);
+        }
+    }
+}
+
+struct Buffers {
+    key: Vec<u8>,
+    values: WriteSet,
+    record: Record,
+    scan: ScanRows,
+}
+
+struct SlotEnd {
+    unstarted: u64,
+    lag_ns: u64,
+}
+
+pub(crate) fn run_worker<B: Binding>(
+    binding: &B,
+    ctx: WorkerContext,
+    ready: &Barrier,
+    go: &Barrier,
+    failed: &Mutex<Option<BindingError>>,
+) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build();
+    let mut sessions = Vec::new();
+    match &rt {
+        Ok(rt) => {
+            for _ in 0..ctx.spec.concurrency {
+                match rt.block_on(binding.session()) {
+                    Ok(s) => sessions.push(s),
+                    Err(e) => {
+                        if let Ok(mut f) = failed.lock() {
+                            f.get_or_insert(e);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            if let Ok(mut f) = failed.lock() {
+                f.get_or_insert(BindingError::Io(format!("cannot start a worker runtime: {e}")));
+            }
+        }
+    }
+    ready.wait();
+    go.wait();
+    let (Ok(rt), false) = (rt, ctx.abort.load(Ordering::SeqCst)) else {
+        return;
+    };
+    let Some(&t0) = ctx.start_at.get() else {
+        return;
+    };
+    let intervals = Intervals {
+        measure_start: t0 + ctx.spec.warmup,
+        length: ctx.spec.status_interval,
+    };
+    let first = intervals.index_of(t0);
+    let state = RefCell::new(WorkerState {
+        rec: Recorder::new(),
+        index: first,
+        boundary: intervals.start_of(first + 1),
+        intervals,
+        tx: ctx.tx.clone(),
+    });
+    let alone = sessions.len() == 1;
+    let slots = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(m, s)| slot_loop(s, m, &ctx, &state, t0, alone));
+    let ends = rt.block_on(futures_util::future::join_all(slots));
+    state.borrow_mut().send();
+    let _ = ctx.tx.send(Report::Done {
+        unstarted: ends.iter().map(|e| e.unstarted).sum(),
+        final_lag_ns: ends.iter().map(|e| e.lag_ns).max().unwrap_or(0),
+    });
+}
+
+async fn slot_loop<S: Session>(
+    mut session: S,
+    local_slot: usize,
+    ctx: &WorkerContext,
+    state: &RefCell<WorkerState>,
+    t0: Instant,
+    alone: bool,
+) -> SlotEnd {
+    let spec = &ctx.spec;
+    let shared = &*ctx.shared;
+    let slot = (ctx.worker * spec.concurrency + local_slot) as u64;
+    let seed = derive_seed(spec.seed, &[spec.instance.0, ctx.worker as u64, local_slot as u64]);
+    let mut stream = Stream::new(shared, seed);
+    let mut pacer = spec.target.map(|rate| Pacer::new(t0, rate, slot, spec.slots()));
+    let measure_start = t0 + spec.warmup;
+    let deadline = spec.duration.map(|d| measure_start + d);
+    let quota = spec.quota(slot);
+    let fields = shared.config.field_count;
+    let mut b = Buffers {
+        key: Vec::with_capacity(32),
+        values: WriteSet::default(),
+        record: Record::with_fields(fields),
+        scan: ScanRows::with_fields(fields),
+    };
+    let mut measured = 0u64;
+    let mut end = SlotEnd { unstarted: 0, lag_ns: 0 };
+    if pacer.is_none() {
+        wait_until(t0, alone).await;
+    }
+    loop {
+        if ctx.stop.load(Ordering::Relaxed) || quota.is_some_and(|q| measured >= q) {
+            break;
+        }
+        let intended = match &mut pacer {
+            Some(p) => {
+                let t = p.peek();
+                if deadline.is_some_and(|d| t >= d) {
+                    break;
+                }
+                p.next_intended();
+                wait_until(t, alone).await;
+                let now = Instant::now();
+                if let Some(d) = deadline.filter(|d| now >= *d) {
+                    end.unstarted = 1 + p.remaining_before(d);
+                    break;
+                }
+                let lag = now.saturating_duration_since(t).as_nanos() as u64;
+                end.lag_ns = lag;
+                if t >= measure_start {
+                    let mut ws = state.borrow_mut();
+                    ws.advance(now);
+                    ws.rec.record_lag(lag);
+                }
+                Some(t)
+            }
+            None => {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                None
+            }
+        };
+        let op = match spec.phase {
+            Phase::Load => match stream.next_load_op(shared) {
+                Some(op) => op,
+                None => break,
+            },
+            Phase::Run => stream.next_run_op(shared),
+        };
+        let done = execute(&mut session, &mut stream, shared, spec.phase, op, intended, &mut b, state, &ctx.stop).await;
+        if done >= measure_start {
+            measured += 1;
+        }
+    }
+    end
+}
+
+#[inline]
+async fn timed<F: std::future::Future<Output = Outcome>>(f: F) -> (Outcome, Instant, Instant) {
+    let start = Instant::now();
+    let out = f.await;
+    (out, start, Instant::now())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute<S: Session>(
+    s: &mut S,
+    stream: &mut Stream,
+    shared: &SharedState,
+    phase: Phase,
+    op: PlannedOp,
+    intended: Option<Instant>,
+    b: &mut Buffers,
+    state: &RefCell<WorkerState>,
+    stop: &AtomicBool,
+) -> Instant {
+    stream.key(shared, op.keynum, &mut b.key);
+    let c = &shared.config;
+    match op.kind {
+        OpKind::Read => {
+            b.record.clear();
+            let (mut out, start, end) = timed(s.read(&b.key, op.fields, &mut b.record)).await;
+            if out.status.is_ok() && c.data_integrity && !stream.verify(shared, &b.key, op.fields, &b.record) {
+                out.status = Status::VerifyFailed;
+            }
+            state.borrow_mut().record(OpKind::Read, &out, intended.unwrap_or(start), start, end);
+            end
+        }
+        OpKind::Scan => {
+            b.scan.clear();
+            let (out, start, end) = timed(s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)).await;
+            state.borrow_mut().record(OpKind::Scan, &out, intended.unwrap_or(start), start, end);
+            end
+        }
+        OpKind::Update => {
+            stream.values(shared, &b.key, op.fields, &mut b.values);
+            let (out, start, end) = timed(s.update(&b.key, &b.values)).await;
+            state.borrow_mut().record(OpKind::Update, &out, intended.unwrap_or(start), start, end);
+            end
+        }
+        OpKind::Delete => {
+            let (out, start, end) = timed(s.delete(&b.key)).await;
+            state.borrow_mut().record(OpKind::Delete, &out, intended.unwrap_or(start), start, end);
+            end
+        }
+        OpKind::Insert => {
+            stream.values(shared, &b.key, Fields::All, &mut b.values);
+            let first = Instant::now();
+            let mut attempt = 0u32;
+            let (mut out, mut start, mut end);
+            loop {
+                (out, start, end) = timed(s.insert(&b.key, &b.values)).await;
+                let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
+                if phase == Phase::Run || !retryable || attempt >= c.insertion_retry_limit || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                attempt += 1;
+                state.borrow_mut().rec.retries += 1;
+                // YCSB waits 0.8 to 1.2 times the retry interval.
+                let jitter = 0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
+                tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
+            }
+            let from = intended.unwrap_or(first);
+            let mut ws = state.borrow_mut();
+            // Response time covers every attempt; service time the last one.
+            ws.record(OpKind::Insert, &out, from, start, end);
+            if phase == Phase::Run {
+                if let Err(e) = shared.inserts.acknowledge(op.keynum) {
+                    ws.rec.record_error_message(OpKind::Insert, Status::Error, &e.to_string());
+                }
+            }
+            end
+        }
+        OpKind::ReadModifyWrite => {
+            b.record.clear();
+            let (mut r, start, read_end) = timed(s.read(&b.key, op.fields, &mut b.record)).await;
+            if r.status.is_ok() && c.data_integrity && !stream.verify(shared, &b.key, op.fields, &b.record) {
+                r.status = Status::VerifyFailed;
+            }
+            let from = intended.unwrap_or(start);
+            state.borrow_mut().record(OpKind::Read, &r, from, start, read_end);
+            stream.values(shared, &b.key, op.write, &mut b.values);
+            let (u, ustart, end) = timed(s.update(&b.key, &b.values)).await;
+            let mut ws = state.borrow_mut();
+            ws.record(OpKind::Update, &u, ustart, ustart, end);
+            let overall = if !r.status.is_ok() { &r } else { &u };
+            let whole = Outcome {
+                status: overall.status,
+                rows: r.rows,
+                bytes: r.bytes + u.bytes,
+                detail: None,
+            };
+            ws.record(OpKind::ReadModifyWrite, &whole, from, start, end);
+            end
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_indices_are_aligned_to_measurement_start() {
+        let ms = Instant::now() + Duration::from_secs(10);
+        let iv = Intervals {
+            measure_start: ms,
+            length: Duration::from_secs(1),
+        };
+        assert_eq!(iv.index_of(ms), 0);
+        assert_eq!(iv.index_of(ms + Duration::from_millis(999)), 0);
+        assert_eq!(iv.index_of(ms + Duration::from_millis(1000)), 1);
+        assert_eq!(iv.index_of(ms - Duration::from_millis(1)), -1);
+        assert_eq!(iv.index_of(ms - Duration::from_millis(1000)), -1);
+        assert_eq!(iv.index_of(ms - Duration::from_millis(1001)), -2);
+        assert_eq!(iv.start_of(-1), ms - Duration::from_secs(1));
+        assert_eq!(iv.start_of(2), ms + Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,8 @@
+//! Measurement: mergeable latency recorders, percentile summaries, histogram
+//! (de)serialization and goodness-of-fit helpers.
+pub mod chi2;
+pub mod recorder;
+pub mod summary;
+
+pub use recorder::{OpRecorder, Recorder};
+pub use summary::{decode_histogram, encode_histogram, Summary};

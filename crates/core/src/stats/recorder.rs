@@ -1,0 +1,255 @@
+//! Per-worker recorders: one per worker thread, written without locks on the
+//! hot path, handed to the sampler once per interval and merged there by
+//! adding histograms (exact, unlike averaging percentiles).
+use super::summary::new_histogram;
+use crate::binding::Status;
+use crate::op::OpKind;
+use hdrhistogram::Histogram;
+
+/// A start more than this late counts as a late operation.
+pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
+
+/// Everything measured for one operation kind.
+#[derive(Debug, Clone)]
+pub struct OpRecorder {
+    /// Successful operations: end - intended start (open loop) or end - start.
+    pub response: Histogram<u64>,
+    /// Successful operations: end - actual start.
+    pub service: Histogram<u64>,
+    /// Failed operations (any status but ok): response time.
+    pub failed: Histogram<u64>,
+    /// Operations by status, indexed by `Status::index`.
+    pub statuses: [u64; Status::ALL.len()],
+    pub rows: u64,
+    pub bytes: u64,
+    /// Records returned per scan.
+    pub scan_rows: Option<Histogram<u64>>,
+}
+
+impl OpRecorder {
+    fn new(kind: OpKind) -> Self {
+        OpRecorder {
+            response: new_histogram(),
+            service: new_histogram(),
+            failed: new_histogram(),
+            statuses: [0; Status::ALL.len()],
+            rows: 0,
+            bytes: 0,
+            scan_rows: (kind == OpKind::Scan).then(new_histogram),
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.statuses.iter().sum()
+    }
+
+    pub fn errors(&self) -> u64 {
+        self.count() - self.statuses[Status::Ok.index()]
+    }
+
+    pub fn add(&mut self, o: &OpRecorder) {
+        self.response.add(&o.response).expect("auto-resizing histograms always add");
+        self.service.add(&o.service).expect("auto-resizing histograms always add");
+        self.failed.add(&o.failed).expect("auto-resizing histograms always add");
+        for (a, b) in self.statuses.iter_mut().zip(o.statuses) {
+            *a += b;
+        }
+        self.rows += o.rows;
+        self.bytes += o.bytes;
+        if let (Some(a), Some(b)) = (&mut self.scan_rows, &o.scan_rows) {
+            a.add(b).expect("auto-resizing histograms always add");
+        } else if self.scan_rows.is_none() {
+            self.scan_rows = o.scan_rows.clone();
+        }
+    }
+
+    fn reset(&mut self) {
+        self.response.reset();
+        self.service.reset();
+        self.failed.reset();
+        self.statuses = [0; Status::ALL.len()];
+        self.rows = 0;
+        self.bytes = 0;
+        if let Some(h) = &mut self.scan_rows {
+            h.reset();
+        }
+    }
+}
+
+/// One worker's measurements since the last hand-over.
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    pub ops: [Option<Box<OpRecorder>>; OpKind::COUNT],
+    /// Open loop: how late operations started relative to their intended time.
+    pub lag: Option<Histogram<u64>>,
+    pub late: u64,
+    /// Operations retried after a failure (insertion retries), not hidden.
+    pub retries: u64,
+    /// The first error messages seen, for the result.
+    pub error_samples: Vec<(OpKind, Status, String)>,
+}
+
+/// Error messages kept per recorder hand-over.
+const ERROR_SAMPLES: usize = 5;
+
+impl Recorder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline]
+    fn op(&mut self, kind: OpKind) -> &mut OpRecorder {
+        self.ops[kind.index()].get_or_insert_with(|| Box::new(OpRecorder::new(kind)))
+    }
+
+    /// Records one finished operation.
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, status: Status, response_ns: u64, service_ns: u64, rows: u64, bytes: u64) {
+        let op = self.op(kind);
+        op.statuses[status.index()] += 1;
+        op.rows += rows;
+        op.bytes += bytes;
+        if status == Status::Ok {
+            op.response.saturating_record(response_ns.max(1));
+            op.service.saturating_record(service_ns.max(1));
+            if let Some(h) = &mut op.scan_rows {
+                h.saturating_record(rows);
+            }
+        } else {
+            op.failed.saturating_record(response_ns.max(1));
+        }
+    }
+
+    #[cold]
+    pub fn record_error_message(&mut self, kind: OpKind, status: Status, message: &str) {
+        if self.error_samples.len() < ERROR_SAMPLES {
+            self.error_samples.push((kind, status, message.to_string()));
+        }
+    }
+
+    /// Records how late an open-loop operation started.
+    #[inline]
+    pub fn record_lag(&mut self, lag_ns: u64) {
+        let h = self.lag.get_or_insert_with(new_histogram);
+        h.saturating_record(lag_ns.max(1));
+        if lag_ns > LATE_THRESHOLD_NS {
+            self.late += 1;
+        }
+    }
+
+    pub fn add(&mut self, other: &Recorder) {
+        for (i, o) in other.ops.iter().enumerate() {
+            if let Some(o) = o {
+                match &mut self.ops[i] {
+                    Some(s) => s.add(o),
+                    None => self.ops[i] = Some(o.clone()),
+                }
+            }
+        }
+        if let Some(l) = &other.lag {
+            match &mut self.lag {
+                Some(s) => s.add(l).expect("auto-resizing histograms always add"),
+                None => self.lag = Some(l.clone()),
+            }
+        }
+        self.late += other.late;
+        self.retries += other.retries;
+        for e in &other.error_samples {
+            if self.error_samples.len() < 20 {
+                self.error_samples.push(e.clone());
+            }
+        }
+    }
+
+    /// Clears the counts but keeps the allocations.
+    pub fn reset(&mut self) {
+        for op in self.ops.iter_mut().flatten() {
+            op.reset();
+        }
+        if let Some(l) = &mut self.lag {
+            l.reset();
+        }
+        self.late = 0;
+        self.retries = 0;
+        self.error_samples.clear();
+    }
+
+    pub fn total_ops(&self) -> u64 {
+        self.ops.iter().flatten().map(|o| o.count()).sum()
+    }
+
+    /// Operations counted towards throughput: read-modify-write's inner read and
+    /// update are recorded too (as YCSB does) but not counted twice.
+    pub fn counted_ops(&self) -> u64 {
+        let mut n = self.total_ops();
+        if let Some(rmw) = &self.ops[OpKind::ReadModifyWrite.index()] {
+            n = n.saturating_sub(2 * rmw.count());
+        }
+        n
+    }
+
+    pub fn total_errors(&self) -> u64 {
+        self.ops.iter().flatten().map(|o| o.errors()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total_ops() == 0 && self.lag.as_ref().is_none_or(|l| l.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Summary;
+
+    #[test]
+    fn merged_recorders_equal_one_recorder_of_all_samples() {
+        let mut all = Recorder::new();
+        let mut parts = vec![Recorder::new(), Recorder::new(), Recorder::new()];
+        let mut rng = crate::rng::Rng::new(1);
+        for i in 0..30_000u64 {
+            let v = 1000 + rng.below(5_000_000);
+            let st = if i % 97 == 0 { Status::Error } else { Status::Ok };
+            all.record(OpKind::Read, st, v, v / 2, 1, 100);
+            parts[(i % 3) as usize].record(OpKind::Read, st, v, v / 2, 1, 100);
+        }
+        let mut merged = Recorder::new();
+        for p in &parts {
+            merged.add(p);
+        }
+        let (a, m) = (
+            all.ops[0].as_ref().unwrap(),
+            merged.ops[0].as_ref().unwrap(),
+        );
+        assert_eq!(Summary::of(&a.response), Summary::of(&m.response));
+        assert_eq!(Summary::of(&a.failed), Summary::of(&m.failed));
+        assert_eq!(a.statuses, m.statuses);
+        assert_eq!(merged.total_errors(), all.total_errors());
+        assert_eq!(merged.total_ops(), 30_000);
+    }
+
+    #[test]
+    fn failures_go_to_their_own_histogram_and_rmw_counts_once() {
+        let mut r = Recorder::new();
+        r.record(OpKind::Read, Status::NotFound, 500, 400, 0, 0);
+        r.record(OpKind::Read, Status::Ok, 100, 90, 1, 10);
+        r.record(OpKind::Update, Status::Ok, 100, 90, 0, 10);
+        r.record(OpKind::ReadModifyWrite, Status::Ok, 250, 200, 1, 20);
+        let read = r.ops[OpKind::Read.index()].as_ref().unwrap();
+        assert_eq!(read.response.len(), 1);
+        assert_eq!(read.failed.len(), 1);
+        assert_eq!(read.statuses[Status::NotFound.index()], 1);
+        assert_eq!(r.counted_ops(), 2); // the RMW and the plain read... minus the RMW's inner pair
+        r.reset();
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn lag_counts_late_starts() {
+        let mut r = Recorder::new();
+        r.record_lag(10);
+        r.record_lag(LATE_THRESHOLD_NS + 1);
+        assert_eq!(r.late, 1);
+        assert_eq!(r.lag.as_ref().unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,88 @@
+//! Record keys and deterministic values exactly as YCSB builds them, so data
+//! loaded by YCSB and by yardstick have the same keys and the same verified
+//! values.
+use crate::generator::fnvhash64;
+
+/// Writes YCSB's key for record `keynum` into `buf`: `user` followed by the
+/// record number (FNV-1a hashed unless inserts are ordered), left-padded with
+/// zeros to `zeropadding` digits.
+#[inline]
+pub fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mut Vec<u8>) {
+    let n = if ordered { keynum } else { fnvhash64(keynum) };
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - i;
+    buf.clear();
+    buf.extend_from_slice(b"user");
+    for _ in len..zeropadding {
+        buf.push(b'0');
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// Java's `String.hashCode` over ASCII text.
+fn java_hash(s: &[u8]) -> i32 {
+    s.iter()
+        .fold(0i32, |h, &c| h.wrapping_mul(31).wrapping_add(c as i32))
+}
+
+/// YCSB's `buildDeterministicValue`: `key:field`, then `:` followed by the Java
+/// hash of everything so far (that `:` included), repeated until `size` bytes,
+/// cut to `size`.
+pub fn deterministic_value(key: &[u8], field: &str, size: usize, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(key);
+    out.push(b':');
+    out.extend_from_slice(field.as_bytes());
+    while out.len() < size {
+        out.push(b':');
+        let h = java_hash(out);
+        out.extend_from_slice(h.to_string().as_bytes());
+    }
+    out.truncate(size);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u64, pad: usize, ordered: bool) -> String {
+        let mut b = Vec::new();
+        build_key(n, pad, ordered, &mut b);
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn keys_match_ycsb_golden_values() {
+        assert_eq!(key(0, 1, false), "user6284781860667377211");
+        assert_eq!(key(42, 1, false), "user55488592825689361");
+        assert_eq!(key(42, 1, true), "user42");
+        assert_eq!(key(42, 8, true), "user00000042");
+        assert_eq!(key(0, 0, true), "user0");
+        assert_eq!(key(42, 25, false), "user0000000055488592825689361");
+    }
+
+    #[test]
+    fn deterministic_values_match_ycsb_golden_values() {
+        // golden values printed by YCSB's buildDeterministicValue (Java 17)
+        let mut v = Vec::new();
+        deterministic_value(b"k", "f", 30, &mut v);
+        assert_eq!(v, b"k:f:3246595:1115046893:-105599");
+        deterministic_value(b"user6284781860667377211", "field3", 100, &mut v);
+        assert_eq!(
+            std::str::from_utf8(&v).unwrap(),
+            "user6284781860667377211:field3:-56807784:-1874878672:1967282817:-1787301858:-652319809:-382740913:-6"
+        );
+        deterministic_value(b"user1", "field0", 8, &mut v);
+        assert_eq!(v, b"user1:fi");
+    }
+}

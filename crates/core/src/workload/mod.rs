@@ -1,0 +1,10 @@
+//! The YCSB core workload: properties, configuration, keys and the per-slot
+//! operation stream.
+pub mod config;
+pub mod keys;
+pub mod properties;
+pub mod stream;
+
+pub use config::{CoreConfig, LengthDistribution, RequestDistribution};
+pub use properties::{Properties, PropertyError};
+pub use stream::{Phase, PlannedOp, SharedState, Stream};

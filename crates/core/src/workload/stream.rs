@@ -1,0 +1,407 @@
+//! One operation stream per in-flight slot: its own RNG (derived from the run
+//! seed and the slot's path) and generators, plus the state all slots of one
+//! process share (the load counter and the acknowledged insert counter).
+use super::config::{CoreConfig, LengthDistribution, RequestDistribution};
+use super::keys::{build_key, deterministic_value};
+use crate::binding::{Fields, Record, WriteSet};
+use crate::generator::{
+    AcknowledgedCounter, Counter, Discrete, Exponential, Hotspot, LengthGenerator,
+    ScrambledZipfian, Sequential, SkewedLatest, Uniform,
+};
+use crate::op::OpKind;
+use crate::rng::Rng;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Load,
+    Run,
+}
+
+/// State shared by every slot of one process.
+#[derive(Debug)]
+pub struct SharedState {
+    pub config: CoreConfig,
+    /// Load phase: next record number to insert, up to `load_end`.
+    pub load_counter: Counter,
+    pub load_end: u64,
+    /// Run phase: record numbers for inserts; reads stay at or below its limit.
+    pub inserts: AcknowledgedCounter,
+    pub sequential: Option<Sequential>,
+}
+
+impl SharedState {
+    pub fn new(config: CoreConfig) -> Self {
+        let load_end = config.insert_start + config.insert_count;
+        let sequential = (config.request_distribution == RequestDistribution::Sequential).then(|| {
+            Sequential::new(config.insert_start, load_end.max(config.insert_start + 1) - 1)
+        });
+        SharedState {
+            load_counter: Counter::new(config.insert_start),
+            load_end,
+            inserts: AcknowledgedCounter::new(config.record_count),
+            sequential,
+            config,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum KeyChooser {
+    Uniform(Uniform),
+    Zipfian(ScrambledZipfian),
+    Latest(SkewedLatest),
+    Hotspot(Hotspot),
+    Sequential,
+    Exponential(Exponential),
+}
+
+/// The next operation of a stream, before its key and values are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedOp {
+    pub kind: OpKind,
+    pub keynum: u64,
+    pub scan_length: u64,
+    /// Fields read (reads, scans, read-modify-writes) or written (updates).
+    pub fields: Fields,
+    /// Fields written by a read-modify-write, chosen independently (as YCSB does).
+    pub write: Fields,
+}
+
+#[derive(Debug, Clone)]
+pub struct Stream {
+    rng: Rng,
+    ops: Discrete<OpKind>,
+    keys: KeyChooser,
+    field_length: LengthGenerator,
+    scan_length: LengthGenerator,
+    field_chooser: Uniform,
+    /// Scratch for deterministic values.
+    scratch: Vec<u8>,
+}
+
+impl Stream {
+    pub fn new(shared: &SharedState, seed: u64) -> Self {
+        let c = &shared.config;
+        let lo = c.insert_start;
+        let hi = (c.insert_start + c.insert_count).max(lo + 1) - 1;
+        let keys = match c.request_distribution {
+            RequestDistribution::Uniform => KeyChooser::Uniform(Uniform::new(lo, hi)),
+            RequestDistribution::Zipfian { theta } => {
+                // YCSB sizes the key space for the expected inserts (x2) so the
+                // popular keys do not move as the table grows.
+                let expected_new =
+                    (c.operation_count as f64 * c.proportion(OpKind::Insert) * 2.0) as u64;
+                KeyChooser::Zipfian(ScrambledZipfian::new(lo, lo + c.insert_count + expected_new, theta))
+            }
+            RequestDistribution::Latest => {
+                KeyChooser::Latest(SkewedLatest::new(c.record_count.saturating_sub(1)))
+            }
+            RequestDistribution::Hotspot {
+                data_fraction,
+                opn_fraction,
+            } => KeyChooser::Hotspot(Hotspot::new(lo, hi, data_fraction, opn_fraction)),
+            RequestDistribution::Sequential => KeyChooser::Sequential,
+            RequestDistribution::Exponential { percentile, frac } => {
+                KeyChooser::Exponential(Exponential::new(percentile, c.record_count as f64 * frac))
+            }
+        };
+        let field_length = match c.field_length_distribution {
+            LengthDistribution::Constant => LengthGenerator::constant(c.field_length),
+            LengthDistribution::Uniform => LengthGenerator::uniform(c.min_field_length, c.field_length),
+            LengthDistribution::Zipfian => LengthGenerator::zipfian(c.min_field_length, c.field_length),
+        };
+        let scan_length = match c.scan_length_distribution {
+            LengthDistribution::Zipfian => LengthGenerator::zipfian(c.min_scan_length, c.max_scan_length),
+            _ => LengthGenerator::uniform(c.min_scan_length, c.max_scan_length),
+        };
+        Stream {
+            rng: Rng::new(seed),
+            ops: Discrete::new(&c.mix).expect("validated: some proportion is positive"),
+            keys,
+            field_length,
+            scan_length,
+            field_chooser: Uniform::new(0, c.field_count as u64 - 1),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A record number at or below the acknowledged insert limit, drawn from the
+    /// request distribution (YCSB's `nextKeynum`, redrawing keys not yet inserted).
+    #[inline]
+    fn next_keynum(&mut self, shared: &SharedState) -> u64 {
+        let limit = shared.inserts.limit();
+        if limit < 0 {
+            return 0;
+        }
+        let limit = limit as u64;
+        loop {
+            let k = match &mut self.keys {
+                KeyChooser::Uniform(g) => g.next(&mut self.rng),
+                KeyChooser::Zipfian(g) => g.next(&mut self.rng),
+                KeyChooser::Latest(g) => return g.next(&mut self.rng, limit),
+                KeyChooser::Hotspot(g) => g.next(&mut self.rng),
+                KeyChooser::Sequential => match &shared.sequential {
+                    Some(s) => s.next(),
+                    None => 0,
+                },
+                KeyChooser::Exponential(g) => {
+                    let back = g.next(&mut self.rng);
+                    if back <= limit {
+                        return limit - back;
+                    }
+                    continue;
+                }
+            };
+            if k <= limit {
+                return k;
+            }
+        }
+    }
+
+    #[inline]
+    fn field_selection(&mut self, all: bool) -> Fields {
+        if all {
+            Fields::All
+        } else {
+            Fields::One(self.field_chooser.next(&mut self.rng) as usize)
+        }
+    }
+
+    /// Plans the next run-phase operation. Inserts take their record number from
+    /// the shared acknowledged counter; the caller acknowledges it when done.
+    #[inline]
+    pub fn next_run_op(&mut self, shared: &SharedState) -> PlannedOp {
+        let kind = self.ops.next(&mut self.rng);
+        let c = &shared.config;
+        match kind {
+            OpKind::Insert => PlannedOp {
+                kind,
+                keynum: shared.inserts.next(),
+                scan_length: 0,
+                fields: Fields::All,
+                write: Fields::All,
+            },
+            OpKind::Scan => {
+                let keynum = self.next_keynum(shared);
+                let scan_length = self.scan_length.next(&mut self.rng);
+                let fields = self.field_selection(c.read_all_fields);
+                PlannedOp {
+                    kind,
+                    keynum,
+                    scan_length,
+                    fields,
+                    write: fields,
+                }
+            }
+            OpKind::Read | OpKind::ReadModifyWrite => {
+                let keynum = self.next_keynum(shared);
+                let fields = self.field_selection(c.read_all_fields);
+                let write = if kind == OpKind::ReadModifyWrite {
+                    self.field_selection(c.write_all_fields)
+                } else {
+                    fields
+                };
+                PlannedOp {
+                    kind,
+                    keynum,
+                    scan_length: 0,
+                    fields,
+                    write,
+                }
+            }
+            OpKind::Update | OpKind::Delete => {
+                let keynum = self.next_keynum(shared);
+                let fields = self.field_selection(c.write_all_fields);
+                PlannedOp {
+                    kind,
+                    keynum,
+                    scan_length: 0,
+                    fields,
+                    write: fields,
+                }
+            }
+        }
+    }
+
+    /// Plans the next load-phase insert, or `None` when the load range is done.
+    #[inline]
+    pub fn next_load_op(&mut self, shared: &SharedState) -> Option<PlannedOp> {
+        let keynum = shared.load_counter.next_below(shared.load_end)?;
+        Some(PlannedOp {
+            kind: OpKind::Insert,
+            keynum,
+            scan_length: 0,
+            fields: Fields::All,
+            write: Fields::All,
+        })
+    }
+
+    #[inline]
+    pub fn key(&self, shared: &SharedState, keynum: u64, buf: &mut Vec<u8>) {
+        let c = &shared.config;
+        build_key(keynum, c.zero_padding, c.ordered_inserts, buf);
+    }
+
+    /// Fills `out` with values for `fields` of record `key`: random printable
+    /// bytes, or YCSB's deterministic values when `dataintegrity` is on.
+    /// For writes, `Fields::One` picks the field already chosen by the plan.
+    #[inline]
+    pub fn values(&mut self, shared: &SharedState, key: &[u8], fields: Fields, out: &mut WriteSet) {
+        out.clear();
+        let c = &shared.config;
+        let one = |this: &mut Self, i: usize, out: &mut WriteSet| {
+            let len = this.field_length.next(&mut this.rng) as usize;
+            let buf = out.push(i);
+            if c.data_integrity {
+                deterministic_value(key, &field_name(c, i), len, buf);
+            } else {
+                buf.resize(len, 0);
+                this.rng.fill_printable(buf);
+            }
+        };
+        match fields {
+            Fields::All => {
+                for i in 0..c.field_count {
+                    one(self, i, out);
+                }
+            }
+            Fields::One(i) => one(self, i, out),
+        }
+    }
+
+    /// With `dataintegrity`, checks every field read against the value YCSB's
+    /// rules say was written. Returns false on a mismatch or a missing field.
+    pub fn verify(&mut self, shared: &SharedState, key: &[u8], fields: Fields, rec: &Record) -> bool {
+        let c = &shared.config;
+        let check = |this: &mut Self, i: usize| -> bool {
+            deterministic_value(key, &field_name(c, i), c.field_length as usize, &mut this.scratch);
+            rec.get(i) == Some(this.scratch.as_slice())
+        };
+        match fields {
+            Fields::All => (0..c.field_count).all(|i| check(self, i)),
+            Fields::One(i) => check(self, i),
+        }
+    }
+}
+
+fn field_name(c: &CoreConfig, i: usize) -> String {
+    format!("{}{}", c.field_name_prefix, i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Properties;
+
+    fn shared(kv: &[&str]) -> SharedState {
+        let mut p = Properties::new();
+        for o in kv {
+            p.set_override(o).unwrap();
+        }
+        SharedState::new(CoreConfig::from_properties(&p).unwrap())
+    }
+
+    #[test]
+    fn same_seed_same_operation_stream() {
+        let s = shared(&["recordcount=1000", "operationcount=1000", "requestdistribution=zipfian"]);
+        let mut a = Stream::new(&s, 42);
+        let mut b = Stream::new(&s, 42);
+        for _ in 0..1000 {
+            let (x, y) = (a.next_run_op(&s), b.next_run_op(&s));
+            assert_eq!(x, y);
+        }
+        let mut c = Stream::new(&s, 43);
+        let differs = (0..100).any(|_| a.next_run_op(&s) != c.next_run_op(&s));
+        assert!(differs);
+    }
+
+    #[test]
+    fn reads_never_target_unacknowledged_inserts() {
+        // workload D shape: latest distribution and inserts growing the key space
+        for dist in ["latest", "zipfian", "uniform", "exponential", "hotspot"] {
+            let s = shared(&[
+                "recordcount=100",
+                "operationcount=10000",
+                "readproportion=0.5",
+                "updateproportion=0",
+                "insertproportion=0.5",
+                &format!("requestdistribution={dist}"),
+            ]);
+            let mut st = Stream::new(&s, 1);
+            let mut outstanding = Vec::new();
+            for i in 0..5000 {
+                let op = st.next_run_op(&s);
+                match op.kind {
+                    OpKind::Insert => outstanding.push(op.keynum),
+                    _ => assert!(
+                        op.keynum as i64 <= s.inserts.limit(),
+                        "{dist}: key {} above limit {}",
+                        op.keynum,
+                        s.inserts.limit()
+                    ),
+                }
+                // acknowledge every other step, out of order
+                if i % 2 == 0 && outstanding.len() > 1 {
+                    let v = outstanding.swap_remove(1);
+                    s.inserts.acknowledge(v).unwrap();
+                }
+            }
+            assert!(s.inserts.limit() >= 99);
+        }
+    }
+
+    #[test]
+    fn load_ops_cover_the_insert_range_once() {
+        let s = shared(&["recordcount=100", "insertstart=10", "insertcount=50"]);
+        let mut st = Stream::new(&s, 1);
+        let got: Vec<u64> = std::iter::from_fn(|| st.next_load_op(&s).map(|o| o.keynum)).collect();
+        assert_eq!(got, (10..60).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn values_have_the_configured_lengths_and_integrity_values_verify() {
+        let s = shared(&["recordcount=10", "fieldcount=3", "fieldlength=20", "dataintegrity=true"]);
+        let mut st = Stream::new(&s, 1);
+        let mut ws = WriteSet::default();
+        let mut key = Vec::new();
+        st.key(&s, 3, &mut key);
+        st.values(&s, &key, Fields::All, &mut ws);
+        assert_eq!(ws.len(), 3);
+        let mut rec = Record::with_fields(3);
+        for (i, v) in ws.iter() {
+            assert_eq!(v.len(), 20);
+            rec.set(i, v);
+        }
+        assert!(st.verify(&s, &key, Fields::All, &rec));
+        rec.set(1, b"corrupted-value-here");
+        assert!(!st.verify(&s, &key, Fields::All, &rec));
+        assert!(st.verify(&s, &key, Fields::One(0), &rec));
+
+        let s = shared(&["recordcount=10", "fieldlengthdistribution=uniform", "minfieldlength=5", "fieldlength=9"]);
+        let mut st = Stream::new(&s, 1);
+        for _ in 0..100 {
+            st.values(&s, b"k", Fields::One(2), &mut ws);
+            let (f, v) = ws.iter().next().unwrap();
+            assert_eq!(f, 2);
+            assert!((5..=9).contains(&v.len()));
+        }
+    }
+
+    #[test]
+    fn operation_mix_follows_proportions() {
+        let s = shared(&["recordcount=100", "operationcount=100000", "readproportion=0.5", "updateproportion=0.3", "scanproportion=0.2"]);
+        let mut st = Stream::new(&s, 5);
+        let mut counts = [0.0; OpKind::COUNT];
+        for _ in 0..100_000 {
+            let op = st.next_run_op(&s);
+            counts[op.kind.index()] += 1.0;
+            if op.kind == OpKind::Scan {
+                assert!((1..=1000).contains(&op.scan_length));
+            }
+        }
+        let obs = [counts[0], counts[1], counts[3]];
+        let exp = [50_000.0, 30_000.0, 20_000.0];
+        assert!(crate::stats::chi2::chi_squared(&obs, &exp).passes());
+    }
+}
