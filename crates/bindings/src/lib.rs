@@ -1,1 +1,89 @@
+//! yardstick's database bindings: one module per database, optional ones
+//! behind cargo features, and one dispatch table from URL scheme to binding.
+//!
+//! | scheme | module | feature |
+//! |---|---|---|
+//! | `null://` | [`null`] | always built |
+//! | `sqlite://` | [`sqlite`] | `sqlite` (default; SQLite is bundled) |
+pub mod null;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod url;
 
+use std::sync::Arc;
+use yardstick_core::binding::{Binding, BindingError, OpenOptions};
+pub use url::Target;
+
+/// One entry of the dispatch table.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemeInfo {
+    pub scheme: &'static str,
+    pub description: &'static str,
+    pub example: &'static str,
+    /// Cargo feature that builds it; `None` when always built.
+    pub feature: Option<&'static str>,
+    pub built: bool,
+    pub options: &'static [&'static str],
+}
+
+/// Every binding yardstick knows, built in this binary or not.
+pub const SCHEMES: &[SchemeInfo] = &[
+    SchemeInfo {
+        scheme: "null",
+        description: "no database: measures the harness itself; ?latency=200us simulates service time, ?store=memory keeps data in memory",
+        example: "null://?latency=200us",
+        feature: None,
+        built: true,
+        options: null::OPTIONS,
+    },
+    SchemeInfo {
+        scheme: "sqlite",
+        description: "SQLite (bundled), the embedded default",
+        example: "sqlite:///tmp/bench.db",
+        feature: Some("sqlite"),
+        built: cfg!(feature = "sqlite"),
+        #[cfg(feature = "sqlite")]
+        options: sqlite::OPTIONS,
+        #[cfg(not(feature = "sqlite"))]
+        options: &[],
+    },
+];
+
+/// Called with the opened binding; generic so the run loop is monomorphic per binding.
+pub trait WithBinding {
+    type Output;
+    fn call<B: Binding>(self, binding: Arc<B>) -> Self::Output;
+}
+
+/// Opens the binding for `url` and hands it to `visitor`.
+pub fn open<V: WithBinding>(url: &str, opts: &OpenOptions, visitor: V) -> Result<V::Output, BindingError> {
+    let target = Target::parse(url)?;
+    match target.scheme.as_str() {
+        "null" => Ok(visitor.call(Arc::new(null::NullBinding::open(&target, opts)?))),
+        #[cfg(feature = "sqlite")]
+        "sqlite" => Ok(visitor.call(Arc::new(sqlite::SqliteBinding::open(&target, opts)?))),
+        other => Err(unknown_scheme(other)),
+    }
+}
+
+fn unknown_scheme(scheme: &str) -> BindingError {
+    if let Some(info) = SCHEMES.iter().find(|s| s.scheme == scheme) {
+        return BindingError::Unsupported(format!(
+            "{scheme}:// is not built into this binary: rebuild with --features {}",
+            info.feature.unwrap_or(scheme)
+        ));
+    }
+    let known: Vec<&str> = SCHEMES.iter().filter(|s| s.built).map(|s| s.scheme).collect();
+    BindingError::Config(format!("unknown database scheme '{scheme}://'; known schemes: {}", known.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_schemes_list_the_known_ones() {
+        let e = unknown_scheme("oracle").to_string();
+        assert!(e.contains("unknown database scheme 'oracle://'") && e.contains("null") && e.contains("sqlite"), "{e}");
+    }
+}

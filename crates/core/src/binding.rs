@@ -146,6 +146,8 @@ pub struct OpenOptions {
     pub create: bool,
     /// Sessions that will be opened (threads x concurrency), for pool sizing.
     pub sessions: usize,
+    /// Reads will be verified against YCSB's deterministic values.
+    pub data_integrity: bool,
 }
 
 /// One record read back: a value slot per field of the schema, reused between

@@ -1,1 +1,173 @@
+//! The versioned JSON result of one load or run: everything needed to trust,
+//! reproduce, merge and compare it. Written atomically.
+pub mod build;
+pub mod env;
+pub mod redact;
+pub mod time;
+pub mod write;
 
+pub use build::{build_result, ResultContext};
+pub use env::HostInfo;
+pub use redact::{redact_url, Redactor};
+pub use write::{check_writable, default_result_path, write_atomic};
+
+use crate::binding::{EngineInfo, InsertMode, UpdateMode};
+use crate::run::IntervalPoint;
+use crate::stats::Summary;
+use crate::workload::Phase;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub command_line: Vec<String>,
+    pub phase: Phase,
+    /// Workload name: the property files' names, or "custom".
+    pub workload: String,
+    pub seed: u64,
+    pub instance: Instance,
+    /// Every known property with its resolved value.
+    pub properties: BTreeMap<String, String>,
+    /// Properties set explicitly, with the file:line or flag that set them.
+    pub explicit_properties: BTreeMap<String, ExplicitProperty>,
+    pub semantics: Semantics,
+    pub binding: BindingInfo,
+    pub runner: RunnerInfo,
+    pub host: HostInfo,
+    pub started_at: String,
+    pub ended_at: String,
+    /// Seconds of measurement (warm-up excluded).
+    pub elapsed_s: f64,
+    /// False when the run was interrupted or stopped early: the figures are partial.
+    pub complete: bool,
+    pub interrupted: bool,
+    pub totals: Totals,
+    /// Keyed by YCSB's operation names: READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE.
+    pub operations: BTreeMap<String, OpResult>,
+    /// Open loop only: how well the client kept to the schedule.
+    pub schedule: Option<Schedule>,
+    pub client: ClientInfo,
+    pub time_series: Vec<IntervalPoint>,
+    pub warnings: Vec<String>,
+    pub error_samples: Vec<ErrorSample>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Instance {
+    pub index: u64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExplicitProperty {
+    pub value: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Semantics {
+    pub insert: InsertMode,
+    pub update: UpdateMode,
+    /// How read-modify-write is executed.
+    pub read_modify_write: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BindingInfo {
+    pub scheme: String,
+    /// The target URL with passwords and tokens replaced by `***`.
+    pub url: String,
+    pub engine: EngineInfo,
+    pub disk_bytes_before: Option<u64>,
+    pub disk_bytes_after: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunnerInfo {
+    pub threads: usize,
+    pub concurrency: usize,
+    /// "open" (paced to a target rate) or "closed".
+    pub loop_mode: String,
+    pub target_ops_per_sec: Option<f64>,
+    pub operation_count: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub warmup_s: f64,
+    pub status_interval_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Totals {
+    pub operations: u64,
+    pub errors: u64,
+    pub ops_per_sec: f64,
+    pub warmup_operations: u64,
+    pub retries: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OpResult {
+    pub count: u64,
+    /// Operations by status (ok, not_found, duplicate_key, ...); zero counts omitted.
+    pub statuses: BTreeMap<String, u64>,
+    /// Successful operations, nanoseconds, from the intended start (open loop).
+    pub response_time_ns: Summary,
+    /// Successful operations, nanoseconds, from the actual start.
+    pub service_time_ns: Summary,
+    pub failed_response_time_ns: Option<Summary>,
+    pub rows: u64,
+    pub bytes: u64,
+    /// Scans: records returned per scan.
+    pub scan_rows: Option<Summary>,
+    pub histograms: Histograms,
+}
+
+/// HdrHistograms, V2-deflate encoded in base64, for exact merging.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Histograms {
+    pub response: String,
+    pub service: String,
+    pub failed: Option<String>,
+    pub scan_rows: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Schedule {
+    /// Operations that started more than 1 ms after their intended time.
+    pub late_operations: u64,
+    pub late_fraction: f64,
+    /// How late operations started, nanoseconds.
+    pub start_lag_ns: Summary,
+    /// How far behind schedule the client was when it stopped.
+    pub final_lag_ns: u64,
+    /// Scheduled operations that were never started because time ran out.
+    pub unstarted_operations: u64,
+    pub achieved_fraction_of_target: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientInfo {
+    /// CPU time of the benchmark process during measurement (includes an
+    /// embedded engine's own work).
+    pub cpu_seconds: f64,
+    pub cpu_cores_used: f64,
+    pub cores_available: usize,
+    pub cpu_ns_per_op: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ErrorSample {
+    pub op: String,
+    pub status: String,
+    pub message: String,
+}

@@ -1,0 +1,232 @@
+//! `null://`: the harness's own measuring stick. Without options every call
+//! succeeds at once and stores nothing, so a run measures only the client.
+//! `?latency=200us` adds a simulated service time (the worker thread sleeps,
+//! then spins for precision, as a blocking engine call would); `?store=memory`
+//! keeps records in an in-memory ordered map with the full semantics of a real
+//! database, which is what the conformance suite and end-to-end tests use.
+use crate::url::{parse_duration, Target};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use yardstick_core::binding::*;
+
+type Table = BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>>;
+
+pub struct NullBinding {
+    latency: Duration,
+    store: Option<Arc<Mutex<Table>>>,
+    opts: OpenOptions,
+}
+
+pub const OPTIONS: &[&str] = &["latency", "store"];
+
+impl NullBinding {
+    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        target.allow_only(OPTIONS)?;
+        let latency = match target.param("latency") {
+            Some(v) => parse_duration(v).ok_or_else(|| {
+                BindingError::Config(format!("null:// latency={v} is not a duration: use for example latency=200us or latency=1ms"))
+            })?,
+            None => Duration::ZERO,
+        };
+        let store = match target.param("store").unwrap_or("none") {
+            "none" => None,
+            "memory" => Some(Arc::new(Mutex::new(Table::new()))),
+            other => return Err(BindingError::Config(format!("null:// store={other} is not known: use store=none or store=memory"))),
+        };
+        if store.is_none() && opts.data_integrity {
+            return Err(BindingError::Unsupported(
+                "null:// stores nothing, so dataintegrity=true cannot verify reads; use null://?store=memory".into(),
+            ));
+        }
+        Ok(NullBinding { latency, store, opts: opts.clone() })
+    }
+}
+
+pub struct NullSession {
+    latency: Duration,
+    store: Option<Arc<Mutex<Table>>>,
+    fields: usize,
+    insert_mode: InsertMode,
+    update_mode: UpdateMode,
+}
+
+impl Binding for NullBinding {
+    type Session = NullSession;
+
+    async fn session(&self) -> Result<NullSession, BindingError> {
+        Ok(NullSession {
+            latency: self.latency,
+            store: self.store.clone(),
+            fields: self.opts.schema.fields.len(),
+            insert_mode: self.opts.insert_mode,
+            update_mode: self.opts.update_mode,
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        let mut settings = BTreeMap::new();
+        settings.insert("latency_ns".into(), self.latency.as_nanos().to_string());
+        settings.insert("store".into(), if self.store.is_some() { "memory" } else { "none" }.into());
+        EngineInfo { name: "null".into(), version: env!("CARGO_PKG_VERSION").into(), settings }
+    }
+}
+
+impl NullSession {
+    #[inline]
+    fn pause(&self) {
+        if !self.latency.is_zero() {
+            let until = Instant::now() + self.latency;
+            if self.latency > Duration::from_micros(200) {
+                std::thread::sleep(self.latency - Duration::from_micros(100));
+            }
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn table(&self) -> Option<std::sync::MutexGuard<'_, Table>> {
+        self.store.as_ref().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn copy_out(row: &[Option<Vec<u8>>], fields: Fields, out: &mut Record) -> u64 {
+        let mut bytes = 0;
+        let mut put = |i: usize| {
+            if let Some(Some(v)) = row.get(i) {
+                out.set(i, v);
+                bytes += v.len() as u64;
+            }
+        };
+        match fields {
+            Fields::All => (0..row.len()).for_each(&mut put),
+            Fields::One(i) => put(i),
+        }
+        bytes
+    }
+
+    fn write_into(row: &mut Vec<Option<Vec<u8>>>, fields: usize, values: &WriteSet) {
+        row.resize(fields.max(row.len()), None);
+        for (i, v) in values.iter() {
+            if i >= row.len() {
+                row.resize(i + 1, None);
+            }
+            row[i] = Some(v.to_vec());
+        }
+    }
+}
+
+impl Session for NullSession {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        self.pause();
+        let Some(t) = self.table() else { return Outcome::ok(1, 0) };
+        match t.get(key) {
+            Some(row) => {
+                let bytes = Self::copy_out(row, fields, out);
+                Outcome::ok(1, bytes)
+            }
+            None => Outcome::status(Status::NotFound),
+        }
+    }
+
+    async fn scan(&mut self, start: &[u8], count: u64, fields: Fields, out: &mut ScanRows) -> Outcome {
+        self.pause();
+        let Some(t) = self.table() else { return Outcome::ok(count, 0) };
+        let mut bytes = 0;
+        let mut rows = 0;
+        for (k, row) in t.range(start.to_vec()..).take(count as usize) {
+            bytes += Self::copy_out(row, fields, out.push(k));
+            rows += 1;
+        }
+        Outcome::ok(rows, bytes)
+    }
+
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        self.pause();
+        let (fields, mode) = (self.fields, self.update_mode);
+        let Some(mut t) = self.table() else { return Outcome::ok(0, values.bytes()) };
+        match (t.get_mut(key), mode) {
+            (Some(row), _) => Self::write_into(row, fields, values),
+            (None, UpdateMode::Upsert) => {
+                let mut row = Vec::new();
+                Self::write_into(&mut row, fields, values);
+                t.insert(key.to_vec(), row);
+            }
+            (None, UpdateMode::Update) => return Outcome::status(Status::NotFound),
+        }
+        Outcome::ok(0, values.bytes())
+    }
+
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        self.pause();
+        let (fields, mode) = (self.fields, self.insert_mode);
+        let Some(mut t) = self.table() else { return Outcome::ok(0, values.bytes()) };
+        if mode == InsertMode::Insert && t.contains_key(key) {
+            return Outcome::status(Status::DuplicateKey);
+        }
+        let mut row = Vec::new();
+        Self::write_into(&mut row, fields, values);
+        t.insert(key.to_vec(), row);
+        Outcome::ok(0, values.bytes())
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Outcome {
+        self.pause();
+        let Some(mut t) = self.table() else { return Outcome::ok(0, 0) };
+        match t.remove(key) {
+            Some(_) => Outcome::ok(0, 0),
+            None => Outcome::status(Status::NotFound),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_memory(opts: &OpenOptions) -> Result<NullBinding, BindingError> {
+        NullBinding::open(&Target::parse("null://?store=memory").unwrap(), opts)
+    }
+
+    yardstick_core::conformance_suite!(open_memory);
+
+    fn opts(data_integrity: bool) -> OpenOptions {
+        OpenOptions {
+            schema: Schema { table: "t".into(), fields: vec!["f0".into()] },
+            insert_mode: InsertMode::Insert,
+            update_mode: UpdateMode::Update,
+            create: true,
+            sessions: 1,
+            data_integrity,
+        }
+    }
+
+    #[test]
+    fn plain_null_succeeds_at_once_and_refuses_integrity_checks() {
+        let b = NullBinding::open(&Target::parse("null://").unwrap(), &opts(false)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut rec = Record::with_fields(1);
+            assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+            assert_eq!(s.delete(b"k").await.status, Status::Ok);
+        });
+        let e = NullBinding::open(&Target::parse("null://").unwrap(), &opts(true)).err().unwrap();
+        assert!(e.to_string().contains("store=memory"));
+        assert!(NullBinding::open(&Target::parse("null://?latency=soon").unwrap(), &opts(false)).is_err());
+        assert!(NullBinding::open(&Target::parse("null://?colour=red").unwrap(), &opts(false)).is_err());
+    }
+
+    #[test]
+    fn simulated_latency_is_applied() {
+        let b = NullBinding::open(&Target::parse("null://?latency=2ms").unwrap(), &opts(false)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let t = Instant::now();
+            s.delete(b"k").await;
+            assert!(t.elapsed() >= Duration::from_millis(2));
+        });
+        assert_eq!(b.info().settings["latency_ns"], "2000000");
+    }
+}

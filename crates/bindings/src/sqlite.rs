@@ -1,0 +1,489 @@
+//! `sqlite:///path/to/file.db`: the embedded default, SQLite bundled into the
+//! binary. YCSB's table (`YCSB_KEY` primary key, one column per field) in a
+//! WITHOUT ROWID table so a lookup is one B-tree descent; WAL journal; one
+//! connection per session with cached prepared statements.
+//!
+//! URL options: `journal_mode` (wal), `synchronous` (normal), `cache_size`
+//! (bytes per connection, e.g. 64MiB; default SQLite's 2 MiB), `busy_timeout`
+//! (10s), `mmap_size` (bytes, default 0).
+use crate::url::{parse_bytes, parse_duration, Target};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params_from_iter, Connection, ErrorCode, OpenFlags, ToSql};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use yardstick_core::binding::*;
+
+pub const OPTIONS: &[&str] = &["journal_mode", "synchronous", "cache_size", "busy_timeout", "mmap_size"];
+
+#[derive(Debug, Clone)]
+struct Settings {
+    journal_mode: String,
+    synchronous: String,
+    cache_size: Option<u64>,
+    busy_timeout: Duration,
+    mmap_size: u64,
+}
+
+/// SQL texts, built once per run.
+#[derive(Debug)]
+struct Sql {
+    read_all: String,
+    read_one: Vec<String>,
+    scan_all: String,
+    scan_one: Vec<String>,
+    insert_all: String,
+    upsert_all: String,
+    update_one: Vec<String>,
+    upsert_one: Vec<String>,
+    delete: String,
+    table: String,
+    fields: Vec<String>,
+}
+
+impl Sql {
+    fn new(schema: &Schema) -> Self {
+        let t = &schema.table;
+        let f = &schema.fields;
+        let cols = f.join(", ");
+        let params: Vec<String> = (2..=f.len() + 1).map(|i| format!("?{i}")).collect();
+        let set_all: Vec<String> = f.iter().map(|c| format!("{c}=excluded.{c}")).collect();
+        Sql {
+            read_all: format!("SELECT {cols} FROM {t} WHERE YCSB_KEY = ?1"),
+            read_one: f.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = ?1")).collect(),
+            scan_all: format!("SELECT YCSB_KEY, {cols} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"),
+            scan_one: f.iter().map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2")).collect(),
+            insert_all: format!("INSERT INTO {t} (YCSB_KEY, {cols}) VALUES (?1, {})", params.join(", ")),
+            upsert_all: format!(
+                "INSERT INTO {t} (YCSB_KEY, {cols}) VALUES (?1, {}) ON CONFLICT(YCSB_KEY) DO UPDATE SET {}",
+                params.join(", "),
+                set_all.join(", ")
+            ),
+            update_one: f.iter().map(|c| format!("UPDATE {t} SET {c} = ?2 WHERE YCSB_KEY = ?1")).collect(),
+            upsert_one: f
+                .iter()
+                .map(|c| format!("INSERT INTO {t} (YCSB_KEY, {c}) VALUES (?1, ?2) ON CONFLICT(YCSB_KEY) DO UPDATE SET {c}=excluded.{c}"))
+                .collect(),
+            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
+            table: t.clone(),
+            fields: f.clone(),
+        }
+    }
+
+    /// Statement writing exactly the fields of `values` (any subset, any order).
+    fn write_subset(&self, values: &WriteSet, upsert_or_update: WriteKind) -> String {
+        let t = &self.table;
+        let cols: Vec<&str> = values.iter().map(|(i, _)| self.fields[i].as_str()).collect();
+        let mut s = String::new();
+        match upsert_or_update {
+            WriteKind::Update => {
+                let _ = write!(s, "UPDATE {t} SET ");
+                for (n, c) in cols.iter().enumerate() {
+                    let _ = write!(s, "{}{c} = ?{}", if n > 0 { ", " } else { "" }, n + 2);
+                }
+                s.push_str(" WHERE YCSB_KEY = ?1");
+            }
+            WriteKind::Insert | WriteKind::Upsert => {
+                let ps: Vec<String> = (2..=cols.len() + 1).map(|i| format!("?{i}")).collect();
+                let _ = write!(s, "INSERT INTO {t} (YCSB_KEY, {}) VALUES (?1, {})", cols.join(", "), ps.join(", "));
+                if upsert_or_update == WriteKind::Upsert {
+                    let set: Vec<String> = cols.iter().map(|c| format!("{c}=excluded.{c}")).collect();
+                    let _ = write!(s, " ON CONFLICT(YCSB_KEY) DO UPDATE SET {}", set.join(", "));
+                }
+            }
+        }
+        s
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteKind {
+    Insert,
+    Upsert,
+    Update,
+}
+
+pub struct SqliteBinding {
+    path: PathBuf,
+    settings: Settings,
+    sql: Arc<Sql>,
+    opts: OpenOptions,
+    version: String,
+}
+
+fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> BindingError {
+    BindingError::Io(format!("cannot {what} SQLite database {}: {e}", path.display()))
+}
+
+impl SqliteBinding {
+    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        target.allow_only(OPTIONS)?;
+        if target.rest.is_empty() {
+            return Err(BindingError::Config("sqlite:// needs a file path: sqlite:///absolute/path.db or sqlite://relative/path.db".into()));
+        }
+        let path = PathBuf::from(&target.rest);
+        let journal_mode = target.param("journal_mode").unwrap_or("wal").to_ascii_lowercase();
+        if !["wal", "delete", "truncate", "persist", "memory", "off"].contains(&journal_mode.as_str()) {
+            return Err(BindingError::Config(format!("sqlite journal_mode={journal_mode} is not valid: use wal, delete, truncate, persist, memory or off")));
+        }
+        let synchronous = target.param("synchronous").unwrap_or("normal").to_ascii_lowercase();
+        if !["off", "normal", "full", "extra"].contains(&synchronous.as_str()) {
+            return Err(BindingError::Config(format!("sqlite synchronous={synchronous} is not valid: use off, normal, full or extra")));
+        }
+        let bytes = |name: &str| -> Result<Option<u64>, BindingError> {
+            target
+                .param(name)
+                .map(|v| parse_bytes(v).ok_or_else(|| BindingError::Config(format!("sqlite {name}={v} is not a size: use for example {name}=64MiB"))))
+                .transpose()
+        };
+        let busy_timeout = match target.param("busy_timeout") {
+            Some(v) => parse_duration(v).ok_or_else(|| BindingError::Config(format!("sqlite busy_timeout={v} is not a duration: use for example busy_timeout=10s")))?,
+            None => Duration::from_secs(10),
+        };
+        let settings = Settings { journal_mode, synchronous, cache_size: bytes("cache_size")?, busy_timeout, mmap_size: bytes("mmap_size")?.unwrap_or(0) };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(BindingError::Io(format!("directory {} of the SQLite database does not exist; create it or choose another path", dir.display())));
+            }
+        }
+        if !opts.create && !path.exists() {
+            return Err(BindingError::Unavailable(format!(
+                "SQLite database {} does not exist: run `yardstick load` with the same --db first",
+                path.display()
+            )));
+        }
+        let sql = Arc::new(Sql::new(&opts.schema));
+        let conn = connect(&path, &settings, opts.create)?;
+        create_or_check(&conn, &path, &opts.schema, opts.create)?;
+        let version: String = conn.query_row("SELECT sqlite_version()", [], |r| r.get(0)).map_err(|e| io_err(&path, "query", e))?;
+        Ok(SqliteBinding { path, settings, sql, opts: opts.clone(), version })
+    }
+}
+
+fn connect(path: &Path, s: &Settings, create: bool) -> Result<Connection, BindingError> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| io_err(path, "open", e))?;
+    conn.busy_timeout(s.busy_timeout).map_err(|e| io_err(path, "configure", e))?;
+    let mode: String = conn
+        .query_row(&format!("PRAGMA journal_mode={}", s.journal_mode), [], |r| r.get(0))
+        .map_err(|e| io_err(path, "write to", e))?;
+    if mode != s.journal_mode {
+        return Err(io_err(path, "set the journal mode of", format!("asked for {}, got {mode}", s.journal_mode)));
+    }
+    let mut pragmas = format!("PRAGMA synchronous={}; PRAGMA mmap_size={};", s.synchronous, s.mmap_size);
+    if let Some(c) = s.cache_size {
+        let _ = write!(pragmas, " PRAGMA cache_size=-{};", c.div_ceil(1024));
+    }
+    conn.execute_batch(&pragmas).map_err(|e| io_err(path, "configure", e))?;
+    conn.set_prepared_statement_cache_capacity(256);
+    Ok(conn)
+}
+
+fn create_or_check(conn: &Connection, path: &Path, schema: &Schema, create: bool) -> Result<(), BindingError> {
+    let t = &schema.table;
+    let existing: Vec<String> = {
+        let mut st = conn.prepare(&format!("PRAGMA table_info({t})")).map_err(|e| io_err(path, "inspect", e))?;
+        let rows = st.query_map([], |r| r.get::<_, String>(1)).map_err(|e| io_err(path, "inspect", e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| io_err(path, "inspect", e))?
+    };
+    if existing.is_empty() {
+        if !create {
+            return Err(BindingError::Unavailable(format!(
+                "table {t} does not exist in {}: run `yardstick load` with the same --db and properties first",
+                path.display()
+            )));
+        }
+        let cols: Vec<String> = schema.fields.iter().map(|f| format!("{f} BLOB")).collect();
+        conn.execute_batch(&format!("CREATE TABLE {t} (YCSB_KEY TEXT PRIMARY KEY NOT NULL, {}) WITHOUT ROWID;", cols.join(", ")))
+            .map_err(|e| io_err(path, "create a table in", e))?;
+        return Ok(());
+    }
+    let missing: Vec<&String> = schema.fields.iter().filter(|f| !existing.iter().any(|e| e.eq_ignore_ascii_case(f))).collect();
+    if !missing.is_empty() {
+        return Err(BindingError::Config(format!(
+            "table {t} in {} has no column {}: it was loaded with other fieldcount/fieldnameprefix; load again or use the same properties",
+            path.display(),
+            missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(())
+}
+
+pub struct SqliteSession {
+    conn: Connection,
+    sql: Arc<Sql>,
+    insert_mode: InsertMode,
+    update_mode: UpdateMode,
+    fields: usize,
+}
+
+impl Binding for SqliteBinding {
+    type Session = SqliteSession;
+
+    async fn session(&self) -> Result<SqliteSession, BindingError> {
+        Ok(SqliteSession {
+            conn: connect(&self.path, &self.settings, false)?,
+            sql: self.sql.clone(),
+            insert_mode: self.opts.insert_mode,
+            update_mode: self.opts.update_mode,
+            fields: self.opts.schema.fields.len(),
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        let s = &self.settings;
+        let mut settings = BTreeMap::new();
+        settings.insert("path".into(), self.path.display().to_string());
+        settings.insert("journal_mode".into(), s.journal_mode.clone());
+        settings.insert("synchronous".into(), s.synchronous.clone());
+        settings.insert("cache_size_bytes".into(), s.cache_size.map_or("default (2 MiB)".into(), |c| c.to_string()));
+        settings.insert("busy_timeout_ms".into(), s.busy_timeout.as_millis().to_string());
+        settings.insert("mmap_size".into(), s.mmap_size.to_string());
+        settings.insert("table_layout".into(), "WITHOUT ROWID, YCSB_KEY TEXT PRIMARY KEY, fields BLOB".into());
+        EngineInfo { name: "sqlite".into(), version: self.version.clone(), settings }
+    }
+
+    fn disk_bytes(&self) -> Option<u64> {
+        let base = self.path.as_os_str().to_owned();
+        let size = |suffix: &str| {
+            let mut p = base.clone();
+            p.push(suffix);
+            std::fs::metadata(PathBuf::from(p)).map(|m| m.len()).unwrap_or(0)
+        };
+        std::fs::metadata(&self.path).ok()?;
+        Some(size("") + size("-wal") + size("-shm"))
+    }
+}
+
+/// Binds a key as TEXT without copying or re-validating it.
+struct Key<'a>(&'a [u8]);
+
+impl ToSql for Key<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+fn outcome_of(e: rusqlite::Error) -> Outcome {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            ErrorCode::ConstraintViolation if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Outcome::status(Status::DuplicateKey),
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Outcome::failed(Status::Timeout, e),
+            _ => Outcome::failed(Status::Error, e),
+        },
+        _ => Outcome::failed(Status::Error, e),
+    }
+}
+
+fn value_bytes<'a>(v: ValueRef<'a>) -> Option<&'a [u8]> {
+    match v {
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b),
+        _ => None,
+    }
+}
+
+impl SqliteSession {
+    fn write(&mut self, key: &[u8], values: &WriteSet, kind: WriteKind) -> Outcome {
+        let all_in_order = values.len() == self.fields && values.iter().enumerate().all(|(n, (i, _))| n == i);
+        let one = (values.len() == 1).then(|| values.iter().next().map(|(i, _)| i)).flatten();
+        let dynamic;
+        let sql: &str = match (kind, all_in_order, one) {
+            (WriteKind::Insert, true, _) => &self.sql.insert_all,
+            (WriteKind::Upsert, true, _) => &self.sql.upsert_all,
+            (WriteKind::Update, _, Some(i)) => &self.sql.update_one[i],
+            (WriteKind::Upsert, _, Some(i)) => &self.sql.upsert_one[i],
+            _ => {
+                dynamic = self.sql.write_subset(values, kind);
+                &dynamic
+            }
+        };
+        let mut st = match self.conn.prepare_cached(sql) {
+            Ok(s) => s,
+            Err(e) => return outcome_of(e),
+        };
+        let mut bound: Vec<&dyn ToSql> = Vec::with_capacity(values.len() + 1);
+        let key_param = Key(key);
+        bound.push(&key_param);
+        let vals: Vec<&[u8]> = values.iter().map(|(_, v)| v).collect();
+        bound.extend(vals.iter().map(|v| v as &dyn ToSql));
+        match st.execute(params_from_iter(bound)) {
+            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(_) => Outcome::ok(0, values.bytes()),
+            Err(e) => outcome_of(e),
+        }
+    }
+}
+
+impl Session for SqliteSession {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        let sql = match fields {
+            Fields::All => &self.sql.read_all,
+            Fields::One(i) => &self.sql.read_one[i],
+        };
+        let mut st = match self.conn.prepare_cached(sql) {
+            Ok(s) => s,
+            Err(e) => return outcome_of(e),
+        };
+        let mut rows = match st.query([Key(key)]) {
+            Ok(r) => r,
+            Err(e) => return outcome_of(e),
+        };
+        match rows.next() {
+            Ok(Some(row)) => {
+                let mut bytes = 0;
+                let n = match fields {
+                    Fields::All => self.fields,
+                    Fields::One(_) => 1,
+                };
+                for c in 0..n {
+                    let field = match fields {
+                        Fields::All => c,
+                        Fields::One(i) => i,
+                    };
+                    if let Some(b) = row.get_ref(c).ok().and_then(value_bytes) {
+                        bytes += b.len() as u64;
+                        out.set(field, b);
+                    }
+                }
+                Outcome::ok(1, bytes)
+            }
+            Ok(None) => Outcome::status(Status::NotFound),
+            Err(e) => outcome_of(e),
+        }
+    }
+
+    async fn scan(&mut self, start: &[u8], count: u64, fields: Fields, out: &mut ScanRows) -> Outcome {
+        let sql = match fields {
+            Fields::All => &self.sql.scan_all,
+            Fields::One(i) => &self.sql.scan_one[i],
+        };
+        let mut st = match self.conn.prepare_cached(sql) {
+            Ok(s) => s,
+            Err(e) => return outcome_of(e),
+        };
+        let limit = count.min(i64::MAX as u64) as i64;
+        let mut rows = match st.query(rusqlite::params![Key(start), limit]) {
+            Ok(r) => r,
+            Err(e) => return outcome_of(e),
+        };
+        let (mut n, mut bytes) = (0u64, 0u64);
+        loop {
+            match rows.next() {
+                Ok(Some(row)) => {
+                    let key = row.get_ref(0).ok().and_then(value_bytes).unwrap_or_default();
+                    let rec = out.push(key);
+                    let cols = match fields {
+                        Fields::All => self.fields,
+                        Fields::One(_) => 1,
+                    };
+                    for c in 0..cols {
+                        let field = match fields {
+                            Fields::All => c,
+                            Fields::One(i) => i,
+                        };
+                        if let Some(b) = row.get_ref(c + 1).ok().and_then(value_bytes) {
+                            bytes += b.len() as u64;
+                            rec.set(field, b);
+                        }
+                    }
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(e) => return outcome_of(e),
+            }
+        }
+        Outcome::ok(n, bytes)
+    }
+
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        let kind = match self.update_mode {
+            UpdateMode::Update => WriteKind::Update,
+            UpdateMode::Upsert => WriteKind::Upsert,
+        };
+        self.write(key, values, kind)
+    }
+
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        let kind = match self.insert_mode {
+            InsertMode::Insert => WriteKind::Insert,
+            InsertMode::Upsert => WriteKind::Upsert,
+        };
+        self.write(key, values, kind)
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Outcome {
+        let mut st = match self.conn.prepare_cached(&self.sql.delete) {
+            Ok(s) => s,
+            Err(e) => return outcome_of(e),
+        };
+        match st.execute([Key(key)]) {
+            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(_) => Outcome::ok(0, 0),
+            Err(e) => outcome_of(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_fresh(opts: &OpenOptions) -> Result<SqliteBinding, BindingError> {
+        // each call gets its own directory, kept for the test process's life
+        let dir = tempfile::tempdir().map_err(|e| BindingError::Io(e.to_string()))?.keep();
+        let url = format!("sqlite://{}/conformance.db", dir.display());
+        SqliteBinding::open(&Target::parse(&url).unwrap(), opts)
+    }
+
+    yardstick_core::conformance_suite!(open_fresh);
+
+    fn opts(create: bool, fields: usize) -> OpenOptions {
+        OpenOptions {
+            schema: Schema { table: "usertable".into(), fields: (0..fields).map(|i| format!("field{i}")).collect() },
+            insert_mode: InsertMode::Insert,
+            update_mode: UpdateMode::Update,
+            create,
+            sessions: 1,
+            data_integrity: false,
+        }
+    }
+
+    #[test]
+    fn unloaded_or_mismatched_databases_are_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/x.db", dir.path().display());
+        let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(false, 3)).err().unwrap().to_string();
+        assert!(e.contains("does not exist") && e.contains("yardstick load"), "{e}");
+        let b = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(true, 3)).unwrap();
+        assert_eq!(b.info().name, "sqlite");
+        assert!(b.info().version.starts_with('3'));
+        assert!(b.disk_bytes().unwrap() > 0);
+        let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(false, 5)).err().unwrap().to_string();
+        assert!(e.contains("has no column field3"), "{e}");
+        let e = SqliteBinding::open(&Target::parse("sqlite:///no/such/dir/x.db").unwrap(), &opts(true, 3)).err().unwrap().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        let e = SqliteBinding::open(&Target::parse(&format!("{url}?synchronous=sometimes")).unwrap(), &opts(true, 3)).err().unwrap().to_string();
+        assert!(e.contains("synchronous"), "{e}");
+    }
+
+    #[test]
+    fn read_only_directory_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let ro = dir.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        let mut perm = std::fs::metadata(&ro).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o555);
+        std::fs::set_permissions(&ro, perm).unwrap();
+        // root ignores directory permissions; only check when they apply
+        if std::fs::File::create(ro.join("probe")).is_err() {
+            let url = format!("sqlite://{}/x.db", ro.display());
+            let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(true, 3)).err().unwrap().to_string();
+            assert!(e.contains("cannot open SQLite database"), "{e}");
+        }
+    }
+}

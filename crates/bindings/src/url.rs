@@ -1,0 +1,116 @@
+//! Target URLs: `scheme://[user[:password]@]host[:port][/path][?k=v&...]`.
+//! Each binding declares the query options it accepts; anything else is an
+//! error naming the accepted ones.
+use std::collections::BTreeMap;
+use std::time::Duration;
+use yardstick_core::binding::BindingError;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub scheme: String,
+    /// Everything between `://` and `?`.
+    pub rest: String,
+    pub params: BTreeMap<String, String>,
+}
+
+impl Target {
+    pub fn parse(url: &str) -> Result<Target, BindingError> {
+        let (scheme, after) = url.split_once("://").ok_or_else(|| {
+            BindingError::Config(format!("'{}' is not a URL: expected scheme://..., for example sqlite:///tmp/bench.db or null://", yardstick_core::result::redact_url(url)))
+        })?;
+        let (rest, query) = match after.split_once('?') {
+            Some((r, q)) => (r, q),
+            None => (after, ""),
+        };
+        let mut params = BTreeMap::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            params.insert(k.to_ascii_lowercase(), v.to_string());
+        }
+        Ok(Target { scheme: scheme.to_ascii_lowercase(), rest: rest.to_string(), params })
+    }
+
+    /// Rejects query options not in `accepted`.
+    pub fn allow_only(&self, accepted: &[&str]) -> Result<(), BindingError> {
+        for k in self.params.keys() {
+            if !accepted.contains(&k.as_str()) {
+                return Err(BindingError::Config(format!(
+                    "unknown option '{k}' in the {} URL; accepted options: {}",
+                    self.scheme,
+                    if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") }
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.get(name).map(String::as_str)
+    }
+}
+
+/// `200us`, `1.5ms`, `2s`, `500ns`, or a bare number of microseconds.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic() || c == 'µ') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "us"),
+    };
+    let v: f64 = num.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let secs = match unit {
+        "ns" => v / 1e9,
+        "us" | "µs" => v / 1e6,
+        "ms" => v / 1e3,
+        "s" => v,
+        "m" | "min" => v * 60.0,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(secs))
+}
+
+/// `64MiB`, `512KiB`, `1G`, `1000000` (bytes).
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let i = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let v: f64 = s[..i].trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let mult = match s[i..].to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some((v * mult) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_urls_and_options() {
+        let t = Target::parse("SQLITE:///tmp/x.db?journal_mode=wal&cache_size=64MiB").unwrap();
+        assert_eq!(t.scheme, "sqlite");
+        assert_eq!(t.rest, "/tmp/x.db");
+        assert_eq!(t.param("cache_size"), Some("64MiB"));
+        assert!(t.allow_only(&["journal_mode", "cache_size"]).is_ok());
+        let e = t.allow_only(&["journal_mode"]).unwrap_err().to_string();
+        assert!(e.contains("unknown option 'cache_size'") && e.contains("journal_mode"), "{e}");
+        assert!(Target::parse("no-scheme").is_err());
+        let t = Target::parse("null://").unwrap();
+        assert_eq!((t.rest.as_str(), t.params.len()), ("", 0));
+    }
+
+    #[test]
+    fn parses_durations_and_sizes() {
+        assert_eq!(parse_duration("200us"), Some(Duration::from_micros(200)));
+        assert_eq!(parse_duration("1.5ms"), Some(Duration::from_micros(1500)));
+        assert_eq!(parse_duration("2s"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_duration("50"), Some(Duration::from_micros(50)));
+        assert_eq!(parse_duration("fast"), None);
+        assert_eq!(parse_duration("-1ms"), None);
+        assert_eq!(parse_bytes("64MiB"), Some(64 << 20));
+        assert_eq!(parse_bytes("1g"), Some(1 << 30));
+        assert_eq!(parse_bytes("lots"), None);
+    }
+}

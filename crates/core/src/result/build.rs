@@ -1,0 +1,187 @@
+//! Assembles a `RunResult` from what the runner measured and the run's context,
+//! and derives the warnings a careful engineer would want to see.
+use super::*;
+use crate::binding::Status;
+use crate::op::OpKind;
+use crate::run::{RunOutput, RunSpec};
+use crate::stats::{encode_histogram, Summary};
+use crate::workload::Properties;
+
+/// Everything about a run that the runner does not measure.
+pub struct ResultContext<'a> {
+    pub command_line: Vec<String>,
+    pub workload: String,
+    pub properties: &'a Properties,
+    pub spec: &'a RunSpec,
+    pub semantics: Semantics,
+    pub binding: BindingInfo,
+    pub host: HostInfo,
+    pub redactor: &'a Redactor,
+    /// Warnings gathered before the run (ignored properties, ...).
+    pub warnings: Vec<String>,
+}
+
+/// Process CPU above this share of all cores means the client may be the bottleneck.
+const SATURATED: f64 = 0.9;
+
+pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
+    let spec = ctx.spec;
+    let r = ctx.redactor;
+    let mut warnings = ctx.warnings;
+    let total = &out.total;
+    let counted = total.counted_ops();
+    let errors = total.total_errors();
+    let elapsed = out.measured_elapsed.as_secs_f64();
+    let ops_per_sec = out.ops_per_sec();
+
+    let mut operations = BTreeMap::new();
+    for kind in OpKind::ALL {
+        let Some(o) = &total.ops[kind.index()] else { continue };
+        let statuses = Status::ALL
+            .iter()
+            .filter(|s| o.statuses[s.index()] > 0)
+            .map(|s| (s.name().to_string(), o.statuses[s.index()]))
+            .collect();
+        operations.insert(
+            kind.name().to_string(),
+            OpResult {
+                count: o.count(),
+                statuses,
+                response_time_ns: Summary::of(&o.response),
+                service_time_ns: Summary::of(&o.service),
+                failed_response_time_ns: (!o.failed.is_empty()).then(|| Summary::of(&o.failed)),
+                rows: o.rows,
+                bytes: o.bytes,
+                scan_rows: o.scan_rows.as_ref().map(Summary::of),
+                histograms: Histograms {
+                    response: encode_histogram(&o.response),
+                    service: encode_histogram(&o.service),
+                    failed: (!o.failed.is_empty()).then(|| encode_histogram(&o.failed)),
+                    scan_rows: o.scan_rows.as_ref().map(encode_histogram),
+                },
+            },
+        );
+    }
+
+    let schedule = spec.target.map(|target| {
+        let lag = total.lag.as_ref().map(Summary::of).unwrap_or_default();
+        let started = lag.count.max(1);
+        Schedule {
+            late_operations: total.late,
+            late_fraction: total.late as f64 / started as f64,
+            start_lag_ns: lag,
+            final_lag_ns: out.final_lag_ns,
+            unstarted_operations: out.unstarted,
+            achieved_fraction_of_target: ops_per_sec / target,
+        }
+    });
+    if let (Some(s), Some(target)) = (&schedule, spec.target) {
+        if s.late_fraction > 0.01 || s.unstarted_operations > 0 || s.final_lag_ns > 100_000_000 {
+            warnings.push(format!(
+                "target rate missed: {:.0} ops/s of {target:.0} requested; {} operations ({:.1}%) started more than 1 ms late, the client ended {:.3} s behind schedule and {} scheduled operations never started; response times include the delay",
+                ops_per_sec,
+                s.late_operations,
+                s.late_fraction * 100.0,
+                s.final_lag_ns as f64 / 1e9,
+                s.unstarted_operations
+            ));
+        }
+    }
+
+    let cores = crate::run::cpu::available_cores();
+    let cpu_s = out.cpu.as_secs_f64();
+    let cores_used = if elapsed > 0.0 { cpu_s / elapsed } else { 0.0 };
+    if elapsed > 0.5 && cores_used > SATURATED * cores as f64 {
+        warnings.push(format!(
+            "client CPU saturated: the benchmark process used {cores_used:.2} of {cores} cores; the client (or an embedded engine running in it) may be the bottleneck"
+        ));
+    }
+    if errors > 0 {
+        let by_status: Vec<String> = Status::ALL
+            .iter()
+            .filter(|s| **s != Status::Ok)
+            .filter_map(|s| {
+                let n: u64 = total.ops.iter().flatten().map(|o| o.statuses[s.index()]).sum();
+                (n > 0).then(|| format!("{} {n}", s.name()))
+            })
+            .collect();
+        warnings.push(format!(
+            "{errors} operations did not succeed ({:.2}%): {}",
+            100.0 * errors as f64 / total.total_ops().max(1) as f64,
+            by_status.join(", ")
+        ));
+    }
+    if out.interrupted {
+        warnings.push("run interrupted (Ctrl-C): this is a partial result".to_string());
+    }
+    if out.late_reports > 0 {
+        warnings.push(format!(
+            "{} interval reports arrived after their interval closed (very slow operations); they count in the totals but not in the time series",
+            out.late_reports
+        ));
+    }
+    if total.retries > 0 {
+        warnings.push(format!("{} insert attempts were retried (core_workload_insertion_retry_limit)", total.retries));
+    }
+
+    let explicit_properties = ctx
+        .properties
+        .explicit()
+        .iter()
+        .map(|(k, v)| {
+            (k.clone(), ExplicitProperty { value: r.redact(&v.value), source: v.source.clone() })
+        })
+        .collect();
+
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool { name: "yardstick".into(), version: env!("CARGO_PKG_VERSION").into() },
+        command_line: ctx.command_line.iter().map(|a| r.redact(a)).collect(),
+        phase: spec.phase,
+        workload: ctx.workload,
+        seed: spec.seed,
+        instance: Instance { index: spec.instance.0, count: spec.instance.1 },
+        properties: ctx.properties.resolved().into_iter().map(|(k, v)| (k, r.redact(&v))).collect(),
+        explicit_properties,
+        semantics: ctx.semantics,
+        binding: ctx.binding,
+        runner: RunnerInfo {
+            threads: spec.threads,
+            concurrency: spec.concurrency,
+            loop_mode: if spec.target.is_some() { "open" } else { "closed" }.into(),
+            target_ops_per_sec: spec.target,
+            operation_count: spec.operation_count,
+            duration_s: spec.duration.map(|d| d.as_secs_f64()),
+            warmup_s: spec.warmup.as_secs_f64(),
+            status_interval_s: spec.status_interval.as_secs_f64(),
+        },
+        host: ctx.host,
+        started_at: time::rfc3339(out.started_at),
+        ended_at: time::rfc3339(out.ended_at),
+        elapsed_s: elapsed,
+        complete: !out.interrupted,
+        interrupted: out.interrupted,
+        totals: Totals {
+            operations: counted,
+            errors,
+            ops_per_sec,
+            warmup_operations: out.warmup_ops,
+            retries: total.retries,
+        },
+        operations,
+        schedule,
+        client: ClientInfo {
+            cpu_seconds: cpu_s,
+            cpu_cores_used: cores_used,
+            cores_available: cores,
+            cpu_ns_per_op: if counted > 0 { cpu_s * 1e9 / counted as f64 } else { 0.0 },
+        },
+        time_series: out.series.clone(),
+        warnings: warnings.iter().map(|w| r.redact(w)).collect(),
+        error_samples: total
+            .error_samples
+            .iter()
+            .map(|(k, s, m)| ErrorSample { op: k.name().into(), status: s.name().into(), message: r.redact(m) })
+            .collect(),
+    }
+}

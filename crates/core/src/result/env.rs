@@ -1,0 +1,58 @@
+//! Facts about the machine the client ran on, stored with every result.
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub arch: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+impl HostInfo {
+    pub fn capture() -> Self {
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
+            .unwrap_or_else(|| "unknown".to_string());
+        let memory_bytes = read("/proc/meminfo")
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0);
+        let os = read("/etc/os-release")
+            .lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+            .unwrap_or_else(|| std::env::consts::OS.to_string());
+        HostInfo {
+            hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+            os,
+            kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            cpu_model,
+            cores: crate::run::cpu::available_cores(),
+            memory_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn captures_this_linux_host() {
+        let h = super::HostInfo::capture();
+        assert!(h.cores >= 1);
+        assert!(h.memory_bytes > 0, "{h:?}");
+        assert!(!h.kernel.is_empty());
+    }
+}
