@@ -11,8 +11,8 @@ pub mod sqlite;
 pub mod url;
 
 use std::sync::Arc;
-use yardstick_core::binding::{Binding, BindingError, OpenOptions};
 pub use url::Target;
+use yardstick_core::binding::{Binding, BindingError, OpenOptions};
 
 /// One entry of the dispatch table.
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +56,11 @@ pub trait WithBinding {
 }
 
 /// Opens the binding for `url` and hands it to `visitor`.
-pub fn open<V: WithBinding>(url: &str, opts: &OpenOptions, visitor: V) -> Result<V::Output, BindingError> {
+pub fn open<V: WithBinding>(
+    url: &str,
+    opts: &OpenOptions,
+    visitor: V,
+) -> Result<V::Output, BindingError> {
     let target = Target::parse(url)?;
     match target.scheme.as_str() {
         "null" => Ok(visitor.call(Arc::new(null::NullBinding::open(&target, opts)?))),
@@ -73,8 +77,15 @@ fn unknown_scheme(scheme: &str) -> BindingError {
             info.feature.unwrap_or(scheme)
         ));
     }
-    let known: Vec<&str> = SCHEMES.iter().filter(|s| s.built).map(|s| s.scheme).collect();
-    BindingError::Config(format!("unknown database scheme '{scheme}://'; known schemes: {}", known.join(", ")))
+    let known: Vec<&str> = SCHEMES
+        .iter()
+        .filter(|s| s.built)
+        .map(|s| s.scheme)
+        .collect();
+    BindingError::Config(format!(
+        "unknown database scheme '{scheme}://'; known schemes: {}",
+        known.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -84,6 +95,11 @@ mod tests {
     #[test]
     fn unknown_schemes_list_the_known_ones() {
         let e = unknown_scheme("oracle").to_string();
-        assert!(e.contains("unknown database scheme 'oracle://'") && e.contains("null") && e.contains("sqlite"), "{e}");
+        assert!(
+            e.contains("unknown database scheme 'oracle://'")
+                && e.contains("null")
+                && e.contains("sqlite"),
+            "{e}"
+        );
     }
 }

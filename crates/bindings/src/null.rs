@@ -32,14 +32,22 @@ impl NullBinding {
         let store = match target.param("store").unwrap_or("none") {
             "none" => None,
             "memory" => Some(Arc::new(Mutex::new(Table::new()))),
-            other => return Err(BindingError::Config(format!("null:// store={other} is not known: use store=none or store=memory"))),
+            other => {
+                return Err(BindingError::Config(format!(
+                    "null:// store={other} is not known: use store=none or store=memory"
+                )))
+            }
         };
         if store.is_none() && opts.data_integrity {
             return Err(BindingError::Unsupported(
                 "null:// stores nothing, so dataintegrity=true cannot verify reads; use null://?store=memory".into(),
             ));
         }
-        Ok(NullBinding { latency, store, opts: opts.clone() })
+        Ok(NullBinding {
+            latency,
+            store,
+            opts: opts.clone(),
+        })
     }
 }
 
@@ -67,8 +75,20 @@ impl Binding for NullBinding {
     fn info(&self) -> EngineInfo {
         let mut settings = BTreeMap::new();
         settings.insert("latency_ns".into(), self.latency.as_nanos().to_string());
-        settings.insert("store".into(), if self.store.is_some() { "memory" } else { "none" }.into());
-        EngineInfo { name: "null".into(), version: env!("CARGO_PKG_VERSION").into(), settings }
+        settings.insert(
+            "store".into(),
+            if self.store.is_some() {
+                "memory"
+            } else {
+                "none"
+            }
+            .into(),
+        );
+        EngineInfo {
+            name: "null".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            settings,
+        }
     }
 }
 
@@ -87,7 +107,9 @@ impl NullSession {
     }
 
     fn table(&self) -> Option<std::sync::MutexGuard<'_, Table>> {
-        self.store.as_ref().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
+        self.store
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn copy_out(row: &[Option<Vec<u8>>], fields: Fields, out: &mut Record) -> u64 {
@@ -119,7 +141,9 @@ impl NullSession {
 impl Session for NullSession {
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         self.pause();
-        let Some(t) = self.table() else { return Outcome::ok(1, 0) };
+        let Some(t) = self.table() else {
+            return Outcome::ok(1, 0);
+        };
         match t.get(key) {
             Some(row) => {
                 let bytes = Self::copy_out(row, fields, out);
@@ -129,9 +153,17 @@ impl Session for NullSession {
         }
     }
 
-    async fn scan(&mut self, start: &[u8], count: u64, fields: Fields, out: &mut ScanRows) -> Outcome {
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome {
         self.pause();
-        let Some(t) = self.table() else { return Outcome::ok(count, 0) };
+        let Some(t) = self.table() else {
+            return Outcome::ok(count, 0);
+        };
         let mut bytes = 0;
         let mut rows = 0;
         for (k, row) in t.range(start.to_vec()..).take(count as usize) {
@@ -144,7 +176,9 @@ impl Session for NullSession {
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
         self.pause();
         let (fields, mode) = (self.fields, self.update_mode);
-        let Some(mut t) = self.table() else { return Outcome::ok(0, values.bytes()) };
+        let Some(mut t) = self.table() else {
+            return Outcome::ok(0, values.bytes());
+        };
         match (t.get_mut(key), mode) {
             (Some(row), _) => Self::write_into(row, fields, values),
             (None, UpdateMode::Upsert) => {
@@ -160,7 +194,9 @@ impl Session for NullSession {
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
         self.pause();
         let (fields, mode) = (self.fields, self.insert_mode);
-        let Some(mut t) = self.table() else { return Outcome::ok(0, values.bytes()) };
+        let Some(mut t) = self.table() else {
+            return Outcome::ok(0, values.bytes());
+        };
         if mode == InsertMode::Insert && t.contains_key(key) {
             return Outcome::status(Status::DuplicateKey);
         }
@@ -172,7 +208,9 @@ impl Session for NullSession {
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {
         self.pause();
-        let Some(mut t) = self.table() else { return Outcome::ok(0, 0) };
+        let Some(mut t) = self.table() else {
+            return Outcome::ok(0, 0);
+        };
         match t.remove(key) {
             Some(_) => Outcome::ok(0, 0),
             None => Outcome::status(Status::NotFound),
@@ -192,7 +230,10 @@ mod tests {
 
     fn opts(data_integrity: bool) -> OpenOptions {
         OpenOptions {
-            schema: Schema { table: "t".into(), fields: vec!["f0".into()] },
+            schema: Schema {
+                table: "t".into(),
+                fields: vec!["f0".into()],
+            },
             insert_mode: InsertMode::Insert,
             update_mode: UpdateMode::Update,
             create: true,
@@ -204,23 +245,36 @@ mod tests {
     #[test]
     fn plain_null_succeeds_at_once_and_refuses_integrity_checks() {
         let b = NullBinding::open(&Target::parse("null://").unwrap(), &opts(false)).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let mut s = b.session().await.unwrap();
             let mut rec = Record::with_fields(1);
             assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
             assert_eq!(s.delete(b"k").await.status, Status::Ok);
         });
-        let e = NullBinding::open(&Target::parse("null://").unwrap(), &opts(true)).err().unwrap();
+        let e = NullBinding::open(&Target::parse("null://").unwrap(), &opts(true))
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("store=memory"));
-        assert!(NullBinding::open(&Target::parse("null://?latency=soon").unwrap(), &opts(false)).is_err());
-        assert!(NullBinding::open(&Target::parse("null://?colour=red").unwrap(), &opts(false)).is_err());
+        assert!(NullBinding::open(
+            &Target::parse("null://?latency=soon").unwrap(),
+            &opts(false)
+        )
+        .is_err());
+        assert!(
+            NullBinding::open(&Target::parse("null://?colour=red").unwrap(), &opts(false)).is_err()
+        );
     }
 
     #[test]
     fn simulated_latency_is_applied() {
-        let b = NullBinding::open(&Target::parse("null://?latency=2ms").unwrap(), &opts(false)).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let b = NullBinding::open(&Target::parse("null://?latency=2ms").unwrap(), &opts(false))
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let mut s = b.session().await.unwrap();
             let t = Instant::now();

@@ -16,7 +16,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &["journal_mode", "synchronous", "cache_size", "busy_timeout", "mmap_size"];
+pub const OPTIONS: &[&str] = &[
+    "journal_mode",
+    "synchronous",
+    "cache_size",
+    "busy_timeout",
+    "mmap_size",
+];
 
 #[derive(Debug, Clone)]
 struct Settings {
@@ -75,7 +81,10 @@ impl Sql {
     /// Statement writing exactly the fields of `values` (any subset, any order).
     fn write_subset(&self, values: &WriteSet, upsert_or_update: WriteKind) -> String {
         let t = &self.table;
-        let cols: Vec<&str> = values.iter().map(|(i, _)| self.fields[i].as_str()).collect();
+        let cols: Vec<&str> = values
+            .iter()
+            .map(|(i, _)| self.fields[i].as_str())
+            .collect();
         let mut s = String::new();
         match upsert_or_update {
             WriteKind::Update => {
@@ -87,9 +96,15 @@ impl Sql {
             }
             WriteKind::Insert | WriteKind::Upsert => {
                 let ps: Vec<String> = (2..=cols.len() + 1).map(|i| format!("?{i}")).collect();
-                let _ = write!(s, "INSERT INTO {t} (YCSB_KEY, {}) VALUES (?1, {})", cols.join(", "), ps.join(", "));
+                let _ = write!(
+                    s,
+                    "INSERT INTO {t} (YCSB_KEY, {}) VALUES (?1, {})",
+                    cols.join(", "),
+                    ps.join(", ")
+                );
                 if upsert_or_update == WriteKind::Upsert {
-                    let set: Vec<String> = cols.iter().map(|c| format!("{c}=excluded.{c}")).collect();
+                    let set: Vec<String> =
+                        cols.iter().map(|c| format!("{c}=excluded.{c}")).collect();
                     let _ = write!(s, " ON CONFLICT(YCSB_KEY) DO UPDATE SET {}", set.join(", "));
                 }
             }
@@ -114,7 +129,10 @@ pub struct SqliteBinding {
 }
 
 fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> BindingError {
-    BindingError::Io(format!("cannot {what} SQLite database {}: {e}", path.display()))
+    BindingError::Io(format!(
+        "cannot {what} SQLite database {}: {e}",
+        path.display()
+    ))
 }
 
 impl SqliteBinding {
@@ -124,25 +142,51 @@ impl SqliteBinding {
             return Err(BindingError::Config("sqlite:// needs a file path: sqlite:///absolute/path.db or sqlite://relative/path.db".into()));
         }
         let path = PathBuf::from(&target.rest);
-        let journal_mode = target.param("journal_mode").unwrap_or("wal").to_ascii_lowercase();
-        if !["wal", "delete", "truncate", "persist", "memory", "off"].contains(&journal_mode.as_str()) {
+        let journal_mode = target
+            .param("journal_mode")
+            .unwrap_or("wal")
+            .to_ascii_lowercase();
+        if !["wal", "delete", "truncate", "persist", "memory", "off"]
+            .contains(&journal_mode.as_str())
+        {
             return Err(BindingError::Config(format!("sqlite journal_mode={journal_mode} is not valid: use wal, delete, truncate, persist, memory or off")));
         }
-        let synchronous = target.param("synchronous").unwrap_or("normal").to_ascii_lowercase();
+        let synchronous = target
+            .param("synchronous")
+            .unwrap_or("normal")
+            .to_ascii_lowercase();
         if !["off", "normal", "full", "extra"].contains(&synchronous.as_str()) {
-            return Err(BindingError::Config(format!("sqlite synchronous={synchronous} is not valid: use off, normal, full or extra")));
+            return Err(BindingError::Config(format!(
+                "sqlite synchronous={synchronous} is not valid: use off, normal, full or extra"
+            )));
         }
         let bytes = |name: &str| -> Result<Option<u64>, BindingError> {
             target
                 .param(name)
-                .map(|v| parse_bytes(v).ok_or_else(|| BindingError::Config(format!("sqlite {name}={v} is not a size: use for example {name}=64MiB"))))
+                .map(|v| {
+                    parse_bytes(v).ok_or_else(|| {
+                        BindingError::Config(format!(
+                            "sqlite {name}={v} is not a size: use for example {name}=64MiB"
+                        ))
+                    })
+                })
                 .transpose()
         };
         let busy_timeout = match target.param("busy_timeout") {
-            Some(v) => parse_duration(v).ok_or_else(|| BindingError::Config(format!("sqlite busy_timeout={v} is not a duration: use for example busy_timeout=10s")))?,
+            Some(v) => parse_duration(v).ok_or_else(|| {
+                BindingError::Config(format!(
+                    "sqlite busy_timeout={v} is not a duration: use for example busy_timeout=10s"
+                ))
+            })?,
             None => Duration::from_secs(10),
         };
-        let settings = Settings { journal_mode, synchronous, cache_size: bytes("cache_size")?, busy_timeout, mmap_size: bytes("mmap_size")?.unwrap_or(0) };
+        let settings = Settings {
+            journal_mode,
+            synchronous,
+            cache_size: bytes("cache_size")?,
+            busy_timeout,
+            mmap_size: bytes("mmap_size")?.unwrap_or(0),
+        };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.is_dir() {
                 return Err(BindingError::Io(format!("directory {} of the SQLite database does not exist; create it or choose another path", dir.display())));
@@ -157,39 +201,72 @@ impl SqliteBinding {
         let sql = Arc::new(Sql::new(&opts.schema));
         let conn = connect(&path, &settings, opts.create)?;
         create_or_check(&conn, &path, &opts.schema, opts.create)?;
-        let version: String = conn.query_row("SELECT sqlite_version()", [], |r| r.get(0)).map_err(|e| io_err(&path, "query", e))?;
-        Ok(SqliteBinding { path, settings, sql, opts: opts.clone(), version })
+        let version: String = conn
+            .query_row("SELECT sqlite_version()", [], |r| r.get(0))
+            .map_err(|e| io_err(&path, "query", e))?;
+        Ok(SqliteBinding {
+            path,
+            settings,
+            sql,
+            opts: opts.clone(),
+            version,
+        })
     }
 }
 
 fn connect(path: &Path, s: &Settings, create: bool) -> Result<Connection, BindingError> {
-    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }
     let conn = Connection::open_with_flags(path, flags).map_err(|e| io_err(path, "open", e))?;
-    conn.busy_timeout(s.busy_timeout).map_err(|e| io_err(path, "configure", e))?;
+    conn.busy_timeout(s.busy_timeout)
+        .map_err(|e| io_err(path, "configure", e))?;
     let mode: String = conn
-        .query_row(&format!("PRAGMA journal_mode={}", s.journal_mode), [], |r| r.get(0))
+        .query_row(
+            &format!("PRAGMA journal_mode={}", s.journal_mode),
+            [],
+            |r| r.get(0),
+        )
         .map_err(|e| io_err(path, "write to", e))?;
     if mode != s.journal_mode {
-        return Err(io_err(path, "set the journal mode of", format!("asked for {}, got {mode}", s.journal_mode)));
+        return Err(io_err(
+            path,
+            "set the journal mode of",
+            format!("asked for {}, got {mode}", s.journal_mode),
+        ));
     }
-    let mut pragmas = format!("PRAGMA synchronous={}; PRAGMA mmap_size={};", s.synchronous, s.mmap_size);
+    let mut pragmas = format!(
+        "PRAGMA synchronous={}; PRAGMA mmap_size={};",
+        s.synchronous, s.mmap_size
+    );
     if let Some(c) = s.cache_size {
         let _ = write!(pragmas, " PRAGMA cache_size=-{};", c.div_ceil(1024));
     }
-    conn.execute_batch(&pragmas).map_err(|e| io_err(path, "configure", e))?;
+    conn.execute_batch(&pragmas)
+        .map_err(|e| io_err(path, "configure", e))?;
     conn.set_prepared_statement_cache_capacity(256);
     Ok(conn)
 }
 
-fn create_or_check(conn: &Connection, path: &Path, schema: &Schema, create: bool) -> Result<(), BindingError> {
+fn create_or_check(
+    conn: &Connection,
+    path: &Path,
+    schema: &Schema,
+    create: bool,
+) -> Result<(), BindingError> {
     let t = &schema.table;
     let existing: Vec<String> = {
-        let mut st = conn.prepare(&format!("PRAGMA table_info({t})")).map_err(|e| io_err(path, "inspect", e))?;
-        let rows = st.query_map([], |r| r.get::<_, String>(1)).map_err(|e| io_err(path, "inspect", e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| io_err(path, "inspect", e))?
+        let mut st = conn
+            .prepare(&format!("PRAGMA table_info({t})"))
+            .map_err(|e| io_err(path, "inspect", e))?;
+        let rows = st
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(|e| io_err(path, "inspect", e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| io_err(path, "inspect", e))?
     };
     if existing.is_empty() {
         if !create {
@@ -199,11 +276,18 @@ fn create_or_check(conn: &Connection, path: &Path, schema: &Schema, create: bool
             )));
         }
         let cols: Vec<String> = schema.fields.iter().map(|f| format!("{f} BLOB")).collect();
-        conn.execute_batch(&format!("CREATE TABLE {t} (YCSB_KEY TEXT PRIMARY KEY NOT NULL, {}) WITHOUT ROWID;", cols.join(", ")))
-            .map_err(|e| io_err(path, "create a table in", e))?;
+        conn.execute_batch(&format!(
+            "CREATE TABLE {t} (YCSB_KEY TEXT PRIMARY KEY NOT NULL, {}) WITHOUT ROWID;",
+            cols.join(", ")
+        ))
+        .map_err(|e| io_err(path, "create a table in", e))?;
         return Ok(());
     }
-    let missing: Vec<&String> = schema.fields.iter().filter(|f| !existing.iter().any(|e| e.eq_ignore_ascii_case(f))).collect();
+    let missing: Vec<&String> = schema
+        .fields
+        .iter()
+        .filter(|f| !existing.iter().any(|e| e.eq_ignore_ascii_case(f)))
+        .collect();
     if !missing.is_empty() {
         return Err(BindingError::Config(format!(
             "table {t} in {} has no column {}: it was loaded with other fieldcount/fieldnameprefix; load again or use the same properties",
@@ -241,11 +325,25 @@ impl Binding for SqliteBinding {
         settings.insert("path".into(), self.path.display().to_string());
         settings.insert("journal_mode".into(), s.journal_mode.clone());
         settings.insert("synchronous".into(), s.synchronous.clone());
-        settings.insert("cache_size_bytes".into(), s.cache_size.map_or("default (2 MiB)".into(), |c| c.to_string()));
-        settings.insert("busy_timeout_ms".into(), s.busy_timeout.as_millis().to_string());
+        settings.insert(
+            "cache_size_bytes".into(),
+            s.cache_size
+                .map_or("default (2 MiB)".into(), |c| c.to_string()),
+        );
+        settings.insert(
+            "busy_timeout_ms".into(),
+            s.busy_timeout.as_millis().to_string(),
+        );
         settings.insert("mmap_size".into(), s.mmap_size.to_string());
-        settings.insert("table_layout".into(), "WITHOUT ROWID, YCSB_KEY TEXT PRIMARY KEY, fields BLOB".into());
-        EngineInfo { name: "sqlite".into(), version: self.version.clone(), settings }
+        settings.insert(
+            "table_layout".into(),
+            "WITHOUT ROWID, YCSB_KEY TEXT PRIMARY KEY, fields BLOB".into(),
+        );
+        EngineInfo {
+            name: "sqlite".into(),
+            version: self.version.clone(),
+            settings,
+        }
     }
 
     fn disk_bytes(&self) -> Option<u64> {
@@ -253,7 +351,9 @@ impl Binding for SqliteBinding {
         let size = |suffix: &str| {
             let mut p = base.clone();
             p.push(suffix);
-            std::fs::metadata(PathBuf::from(p)).map(|m| m.len()).unwrap_or(0)
+            std::fs::metadata(PathBuf::from(p))
+                .map(|m| m.len())
+                .unwrap_or(0)
         };
         std::fs::metadata(&self.path).ok()?;
         Some(size("") + size("-wal") + size("-shm"))
@@ -272,8 +372,14 @@ impl ToSql for Key<'_> {
 fn outcome_of(e: rusqlite::Error) -> Outcome {
     match &e {
         rusqlite::Error::SqliteFailure(f, _) => match f.code {
-            ErrorCode::ConstraintViolation if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Outcome::status(Status::DuplicateKey),
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Outcome::failed(Status::Timeout, e),
+            ErrorCode::ConstraintViolation
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            {
+                Outcome::status(Status::DuplicateKey)
+            }
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                Outcome::failed(Status::Timeout, e)
+            }
             _ => Outcome::failed(Status::Error, e),
         },
         _ => Outcome::failed(Status::Error, e),
@@ -289,8 +395,11 @@ fn value_bytes<'a>(v: ValueRef<'a>) -> Option<&'a [u8]> {
 
 impl SqliteSession {
     fn write(&mut self, key: &[u8], values: &WriteSet, kind: WriteKind) -> Outcome {
-        let all_in_order = values.len() == self.fields && values.iter().enumerate().all(|(n, (i, _))| n == i);
-        let one = (values.len() == 1).then(|| values.iter().next().map(|(i, _)| i)).flatten();
+        let all_in_order =
+            values.len() == self.fields && values.iter().enumerate().all(|(n, (i, _))| n == i);
+        let one = (values.len() == 1)
+            .then(|| values.iter().next().map(|(i, _)| i))
+            .flatten();
         let dynamic;
         let sql: &str = match (kind, all_in_order, one) {
             (WriteKind::Insert, true, _) => &self.sql.insert_all,
@@ -357,7 +466,13 @@ impl Session for SqliteSession {
         }
     }
 
-    async fn scan(&mut self, start: &[u8], count: u64, fields: Fields, out: &mut ScanRows) -> Outcome {
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome {
         let sql = match fields {
             Fields::All => &self.sql.scan_all,
             Fields::One(i) => &self.sql.scan_one[i],
@@ -375,7 +490,11 @@ impl Session for SqliteSession {
         loop {
             match rows.next() {
                 Ok(Some(row)) => {
-                    let key = row.get_ref(0).ok().and_then(value_bytes).unwrap_or_default();
+                    let key = row
+                        .get_ref(0)
+                        .ok()
+                        .and_then(value_bytes)
+                        .unwrap_or_default();
                     let rec = out.push(key);
                     let cols = match fields {
                         Fields::All => self.fields,
@@ -435,7 +554,9 @@ mod tests {
 
     fn open_fresh(opts: &OpenOptions) -> Result<SqliteBinding, BindingError> {
         // each call gets its own directory, kept for the test process's life
-        let dir = tempfile::tempdir().map_err(|e| BindingError::Io(e.to_string()))?.keep();
+        let dir = tempfile::tempdir()
+            .map_err(|e| BindingError::Io(e.to_string()))?
+            .keep();
         let url = format!("sqlite://{}/conformance.db", dir.display());
         SqliteBinding::open(&Target::parse(&url).unwrap(), opts)
     }
@@ -444,7 +565,10 @@ mod tests {
 
     fn opts(create: bool, fields: usize) -> OpenOptions {
         OpenOptions {
-            schema: Schema { table: "usertable".into(), fields: (0..fields).map(|i| format!("field{i}")).collect() },
+            schema: Schema {
+                table: "usertable".into(),
+                fields: (0..fields).map(|i| format!("field{i}")).collect(),
+            },
             insert_mode: InsertMode::Insert,
             update_mode: UpdateMode::Update,
             create,
@@ -457,17 +581,38 @@ mod tests {
     fn unloaded_or_mismatched_databases_are_explained() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/x.db", dir.path().display());
-        let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(false, 3)).err().unwrap().to_string();
-        assert!(e.contains("does not exist") && e.contains("yardstick load"), "{e}");
+        let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(false, 3))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("does not exist") && e.contains("yardstick load"),
+            "{e}"
+        );
         let b = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(true, 3)).unwrap();
         assert_eq!(b.info().name, "sqlite");
         assert!(b.info().version.starts_with('3'));
         assert!(b.disk_bytes().unwrap() > 0);
-        let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(false, 5)).err().unwrap().to_string();
+        let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(false, 5))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("has no column field3"), "{e}");
-        let e = SqliteBinding::open(&Target::parse("sqlite:///no/such/dir/x.db").unwrap(), &opts(true, 3)).err().unwrap().to_string();
+        let e = SqliteBinding::open(
+            &Target::parse("sqlite:///no/such/dir/x.db").unwrap(),
+            &opts(true, 3),
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(e.contains("does not exist"), "{e}");
-        let e = SqliteBinding::open(&Target::parse(&format!("{url}?synchronous=sometimes")).unwrap(), &opts(true, 3)).err().unwrap().to_string();
+        let e = SqliteBinding::open(
+            &Target::parse(&format!("{url}?synchronous=sometimes")).unwrap(),
+            &opts(true, 3),
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(e.contains("synchronous"), "{e}");
     }
 
@@ -482,7 +627,10 @@ mod tests {
         // root ignores directory permissions; only check when they apply
         if std::fs::File::create(ro.join("probe")).is_err() {
             let url = format!("sqlite://{}/x.db", ro.display());
-            let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(true, 3)).err().unwrap().to_string();
+            let e = SqliteBinding::open(&Target::parse(&url).unwrap(), &opts(true, 3))
+                .err()
+                .unwrap()
+                .to_string();
             assert!(e.contains("cannot open SQLite database"), "{e}");
         }
     }

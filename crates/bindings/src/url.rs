@@ -27,7 +27,11 @@ impl Target {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             params.insert(k.to_ascii_lowercase(), v.to_string());
         }
-        Ok(Target { scheme: scheme.to_ascii_lowercase(), rest: rest.to_string(), params })
+        Ok(Target {
+            scheme: scheme.to_ascii_lowercase(),
+            rest: rest.to_string(),
+            params,
+        })
     }
 
     /// Rejects query options not in `accepted`.
@@ -37,7 +41,11 @@ impl Target {
                 return Err(BindingError::Config(format!(
                     "unknown option '{k}' in the {} URL; accepted options: {}",
                     self.scheme,
-                    if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") }
+                    if accepted.is_empty() {
+                        "none".to_string()
+                    } else {
+                        accepted.join(", ")
+                    }
                 )));
             }
         }
@@ -56,7 +64,11 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         Some(i) => (&s[..i], &s[i..]),
         None => (s, "us"),
     };
-    let v: f64 = num.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
     let secs = match unit {
         "ns" => v / 1e9,
         "us" | "µs" => v / 1e6,
@@ -72,7 +84,11 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 pub fn parse_bytes(s: &str) -> Option<u64> {
     let s = s.trim();
     let i = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let v: f64 = s[..i].trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let v: f64 = s[..i]
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
     let mult = match s[i..].to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" | "kib" => 1024.0,
@@ -95,7 +111,10 @@ mod tests {
         assert_eq!(t.param("cache_size"), Some("64MiB"));
         assert!(t.allow_only(&["journal_mode", "cache_size"]).is_ok());
         let e = t.allow_only(&["journal_mode"]).unwrap_err().to_string();
-        assert!(e.contains("unknown option 'cache_size'") && e.contains("journal_mode"), "{e}");
+        assert!(
+            e.contains("unknown option 'cache_size'") && e.contains("journal_mode"),
+            "{e}"
+        );
         assert!(Target::parse("no-scheme").is_err());
         let t = Target::parse("null://").unwrap();
         assert_eq!((t.rest.as_str(), t.params.len()), ("", 0));

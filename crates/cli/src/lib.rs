@@ -1,1 +1,224 @@
+//! The `yardstick` command line: argument parsing and dispatch. The work is
+//! done by the core, bindings and report crates.
+//!
+//! Exit codes: 0 success; 1 the run could not finish or its result could not
+//! be written; 2 bad input or a target that cannot be used (nothing ran);
+//! 130 interrupted by Ctrl-C (the partial result was written).
+pub mod list;
+pub mod phase;
+pub mod status;
+pub mod workloads;
 
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+use yardstick_core::run::Control;
+
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// An error that ends the command, with its exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl CliError {
+    pub fn bad_input(message: impl std::fmt::Display) -> Self {
+        CliError {
+            code: EXIT_BAD_INPUT,
+            message: message.to_string(),
+        }
+    }
+    pub fn failed(message: impl std::fmt::Display) -> Self {
+        CliError {
+            code: EXIT_FAILED,
+            message: message.to_string(),
+        }
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "yardstick",
+    version,
+    about = "Database benchmark suite: YCSB workloads with exact latency measurement and reproducible results"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Load the data set (YCSB's load phase: recordcount inserts).
+    Load(PhaseArgs),
+    /// Run the workload's operation mix (YCSB's transaction phase). Without --db,
+    /// loads a small data set into SQLite in a temporary directory first.
+    Run(PhaseArgs),
+    /// List bindings, built-in workloads or properties with their defaults.
+    List {
+        #[arg(value_enum, default_value = "all")]
+        what: ListWhat,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListWhat {
+    All,
+    Bindings,
+    Workloads,
+    Properties,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A summary table for people.
+    Table,
+    /// YCSB's own text output ([OVERALL], RunTime(ms), ...).
+    Ycsb,
+    /// The result JSON.
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PhaseArgs {
+    /// Target database URL (null://, sqlite:///path.db). Default: SQLite in a temporary directory.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// YCSB property file, or a built-in workload name (workloada..workloadf); repeatable.
+    #[arg(short = 'P', value_name = "FILE")]
+    pub property_files: Vec<PathBuf>,
+    /// Property override name=value; repeatable; wins over -P files.
+    #[arg(short = 'p', value_name = "NAME=VALUE")]
+    pub properties: Vec<String>,
+    /// Worker threads (sets threadcount).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Operations in flight per thread (for network databases).
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Target operations per second over all threads: open loop on one global schedule (sets target).
+    #[arg(long, value_name = "OPS")]
+    pub target: Option<f64>,
+    /// Stop after this long, warm-up not included (sets maxexecutiontime), e.g. 30s, 5m.
+    /// A workload file's operationcount is then ignored; -p operationcount=N still applies.
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub duration: Option<Duration>,
+    /// Run this long before measuring; excluded from statistics.
+    #[arg(long, value_parser = parse_duration_arg, default_value = "0s")]
+    pub warmup: Duration,
+    /// Seed of every random choice; the same seed and spec replay the same operation stream.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Result file (default: a new file under --results-dir).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Directory for result files named by time, phase, workload and binding.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results_dir: PathBuf,
+    /// Summary format on standard output.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Seconds between status lines and time-series points (sets status.interval), 100ms to 1h.
+    #[arg(long, value_parser = parse_duration_arg)]
+    pub status_interval: Option<Duration>,
+    /// No status line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `30s`, `5m`, `1.5h`, `250ms`, or plain seconds.
+pub fn parse_duration_arg(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("'{s}' is not a duration: use for example 30s, 5m or 250ms"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "us" => v / 1e6,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(format!("'{s}' has an unknown unit: use ms, s, m or h")),
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Runs the command line `args` (program name first) and returns the exit code.
+pub fn main_with_args(args: Vec<OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let command_line: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let result = match &cli.command {
+        Command::List { what } => list::print(*what),
+        Command::Load(a) => phase::execute(
+            a,
+            yardstick_core::workload::Phase::Load,
+            command_line,
+            &control(),
+        ),
+        Command::Run(a) => phase::execute(
+            a,
+            yardstick_core::workload::Phase::Run,
+            command_line,
+            &control(),
+        ),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("yardstick: error: {}", e.message);
+            e.code
+        }
+    }
+}
+
+/// Ctrl-C asks the run to stop and write its partial result; a second Ctrl-C
+/// exits at once.
+fn control() -> Control {
+    let control = Control::default();
+    let stop = control.stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if stop.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            eprintln!("\nyardstick: interrupted again, exiting without waiting");
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+        eprintln!(
+            "\nyardstick: stopping; writing the partial result (Ctrl-C again to exit at once)"
+        );
+    });
+    control
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration_arg("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration_arg("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration_arg("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration_arg("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration_arg("soon").is_err());
+        assert!(parse_duration_arg("3 fortnights").is_err());
+    }
+}

@@ -235,7 +235,8 @@ impl ScanRows {
     /// Starts the next row with `key` and returns its record to fill.
     pub fn push(&mut self, key: &[u8]) -> &mut Record {
         if self.len == self.rows.len() {
-            self.rows.push((Vec::new(), Record::with_fields(self.fields)));
+            self.rows
+                .push((Vec::new(), Record::with_fields(self.fields)));
         }
         let (k, rec) = &mut self.rows[self.len];
         k.clear();
@@ -284,7 +285,9 @@ impl WriteSet {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (usize, &[u8])> + Clone {
-        self.entries[..self.len].iter().map(|(f, v)| (*f, v.as_slice()))
+        self.entries[..self.len]
+            .iter()
+            .map(|(f, v)| (*f, v.as_slice()))
     }
 
     pub fn len(&self) -> usize {
@@ -331,8 +334,13 @@ pub enum BindingError {
 pub trait Session {
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome;
     /// Up to `count` records with key >= `start`, in key order.
-    async fn scan(&mut self, start: &[u8], count: u64, fields: Fields, out: &mut ScanRows)
-        -> Outcome;
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome;
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
     async fn delete(&mut self, key: &[u8]) -> Outcome;

@@ -5,13 +5,24 @@
 //! A binding's tests invoke [`conformance_suite!`](crate::conformance_suite)
 //! with a function that opens a fresh, empty database for the given options;
 //! the macro expands to one `#[test]` per check.
-use crate::binding::{Binding, BindingError, Fields, InsertMode, OpenOptions, Record, ScanRows, Schema, Session, Status, UpdateMode, WriteSet};
+use crate::binding::{
+    Binding, BindingError, Fields, InsertMode, OpenOptions, Record, ScanRows, Schema, Session,
+    Status, UpdateMode, WriteSet,
+};
 use crate::workload::{CoreConfig, Properties, SharedState, Stream};
 
 pub type CheckResult = Result<(), String>;
 
 /// Names of the checks, in the order the macro runs them.
-pub const CHECKS: &[&str] = &["crud", "missing_keys", "insert_semantics", "update_semantics", "scan", "large_and_empty_values", "data_integrity"];
+pub const CHECKS: &[&str] = &[
+    "crud",
+    "missing_keys",
+    "insert_semantics",
+    "update_semantics",
+    "scan",
+    "large_and_empty_values",
+    "data_integrity",
+];
 
 fn schema(fields: usize) -> Schema {
     Schema {
@@ -21,7 +32,14 @@ fn schema(fields: usize) -> Schema {
 }
 
 fn options(insert_mode: InsertMode, update_mode: UpdateMode) -> OpenOptions {
-    OpenOptions { schema: schema(3), insert_mode, update_mode, create: true, sessions: 1, data_integrity: true }
+    OpenOptions {
+        schema: schema(3),
+        insert_mode,
+        update_mode,
+        create: true,
+        sessions: 1,
+        data_integrity: true,
+    }
 }
 
 fn values(pairs: &[(usize, &[u8])]) -> WriteSet {
@@ -41,11 +59,19 @@ macro_rules! ensure {
 }
 
 fn expect_status(what: &str, got: Status, want: Status) -> CheckResult {
-    ensure!(got == want, "{what}: expected status {:?}, got {:?}", want, got);
+    ensure!(
+        got == want,
+        "{what}: expected status {:?}, got {:?}",
+        want,
+        got
+    );
     Ok(())
 }
 
-async fn session<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>, opts: &OpenOptions) -> Result<(B, B::Session), String> {
+async fn session<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+    opts: &OpenOptions,
+) -> Result<(B, B::Session), String> {
     let b = open(opts).map_err(|e| format!("open: {e}"))?;
     let s = b.session().await.map_err(|e| format!("session: {e}"))?;
     Ok((b, s))
@@ -64,59 +90,140 @@ async fn crud<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>
     let (st, rec) = read_all(&mut s, b"a-crud-1").await;
     expect_status("read after insert", st, Status::Ok)?;
     for (i, want) in [&b"zero"[..], b"one", b"two"].iter().enumerate() {
-        ensure!(rec.get(i) == Some(*want), "read field{i}: expected {:?}, got {:?}", want, rec.get(i));
+        ensure!(
+            rec.get(i) == Some(*want),
+            "read field{i}: expected {:?}, got {:?}",
+            want,
+            rec.get(i)
+        );
     }
     let mut one = Record::with_fields(3);
     let out = s.read(b"a-crud-1", Fields::One(1), &mut one).await;
     expect_status("read one field", out.status, Status::Ok)?;
-    ensure!(one.get(1) == Some(&b"one"[..]) && one.len() == 1, "read of field1 returned {:?}", one.present().collect::<Vec<_>>());
-    expect_status("update", s.update(b"a-crud-1", &values(&[(1, b"uno")])).await.status, Status::Ok)?;
+    ensure!(
+        one.get(1) == Some(&b"one"[..]) && one.len() == 1,
+        "read of field1 returned {:?}",
+        one.present().collect::<Vec<_>>()
+    );
+    expect_status(
+        "update",
+        s.update(b"a-crud-1", &values(&[(1, b"uno")])).await.status,
+        Status::Ok,
+    )?;
     let (_, rec) = read_all(&mut s, b"a-crud-1").await;
-    ensure!(rec.get(1) == Some(&b"uno"[..]) && rec.get(0) == Some(&b"zero"[..]), "update changed the wrong fields: {:?}", rec.present().collect::<Vec<_>>());
+    ensure!(
+        rec.get(1) == Some(&b"uno"[..]) && rec.get(0) == Some(&b"zero"[..]),
+        "update changed the wrong fields: {:?}",
+        rec.present().collect::<Vec<_>>()
+    );
     expect_status("delete", s.delete(b"a-crud-1").await.status, Status::Ok)?;
-    expect_status("read after delete", read_all(&mut s, b"a-crud-1").await.0, Status::NotFound)?;
+    expect_status(
+        "read after delete",
+        read_all(&mut s, b"a-crud-1").await.0,
+        Status::NotFound,
+    )?;
     Ok(())
 }
 
-async fn missing_keys<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+async fn missing_keys<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
-    expect_status("read of a missing key", read_all(&mut s, b"a-missing").await.0, Status::NotFound)?;
-    expect_status("update of a missing key", s.update(b"a-missing", &values(&[(0, b"x")])).await.status, Status::NotFound)?;
-    expect_status("delete of a missing key", s.delete(b"a-missing").await.status, Status::NotFound)?;
-    expect_status("read after failed update", read_all(&mut s, b"a-missing").await.0, Status::NotFound)?;
+    expect_status(
+        "read of a missing key",
+        read_all(&mut s, b"a-missing").await.0,
+        Status::NotFound,
+    )?;
+    expect_status(
+        "update of a missing key",
+        s.update(b"a-missing", &values(&[(0, b"x")])).await.status,
+        Status::NotFound,
+    )?;
+    expect_status(
+        "delete of a missing key",
+        s.delete(b"a-missing").await.status,
+        Status::NotFound,
+    )?;
+    expect_status(
+        "read after failed update",
+        read_all(&mut s, b"a-missing").await.0,
+        Status::NotFound,
+    )?;
     Ok(())
 }
 
-async fn insert_semantics<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+async fn insert_semantics<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let first = values(&[(0, b"first"), (1, b"first"), (2, b"first")]);
     let second = values(&[(0, b"second"), (1, b"second"), (2, b"second")]);
     {
         let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
-        expect_status("insert", s.insert(b"a-dup", &first).await.status, Status::Ok)?;
-        expect_status("duplicate insert (insert semantics)", s.insert(b"a-dup", &second).await.status, Status::DuplicateKey)?;
+        expect_status(
+            "insert",
+            s.insert(b"a-dup", &first).await.status,
+            Status::Ok,
+        )?;
+        expect_status(
+            "duplicate insert (insert semantics)",
+            s.insert(b"a-dup", &second).await.status,
+            Status::DuplicateKey,
+        )?;
         let (_, rec) = read_all(&mut s, b"a-dup").await;
-        ensure!(rec.get(0) == Some(&b"first"[..]), "a refused duplicate insert changed the record");
+        ensure!(
+            rec.get(0) == Some(&b"first"[..]),
+            "a refused duplicate insert changed the record"
+        );
     }
     {
         let (_b, mut s) = session(open, &options(InsertMode::Upsert, UpdateMode::Update)).await?;
-        expect_status("insert (upsert semantics)", s.insert(b"a-ups", &first).await.status, Status::Ok)?;
-        expect_status("duplicate insert (upsert semantics)", s.insert(b"a-ups", &second).await.status, Status::Ok)?;
+        expect_status(
+            "insert (upsert semantics)",
+            s.insert(b"a-ups", &first).await.status,
+            Status::Ok,
+        )?;
+        expect_status(
+            "duplicate insert (upsert semantics)",
+            s.insert(b"a-ups", &second).await.status,
+            Status::Ok,
+        )?;
         let (_, rec) = read_all(&mut s, b"a-ups").await;
-        ensure!(rec.get(2) == Some(&b"second"[..]), "upsert did not replace the record: {:?}", rec.get(2));
+        ensure!(
+            rec.get(2) == Some(&b"second"[..]),
+            "upsert did not replace the record: {:?}",
+            rec.get(2)
+        );
     }
     Ok(())
 }
 
-async fn update_semantics<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+async fn update_semantics<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Upsert)).await?;
-    expect_status("upsert-update of a missing key", s.update(b"a-upd", &values(&[(0, b"new")])).await.status, Status::Ok)?;
+    expect_status(
+        "upsert-update of a missing key",
+        s.update(b"a-upd", &values(&[(0, b"new")])).await.status,
+        Status::Ok,
+    )?;
     let mut rec = Record::with_fields(3);
     let out = s.read(b"a-upd", Fields::One(0), &mut rec).await;
     expect_status("read after upsert-update", out.status, Status::Ok)?;
-    ensure!(rec.get(0) == Some(&b"new"[..]), "upsert-update did not write: {:?}", rec.get(0));
-    expect_status("upsert-update of an existing key", s.update(b"a-upd", &values(&[(0, b"newer")])).await.status, Status::Ok)?;
+    ensure!(
+        rec.get(0) == Some(&b"new"[..]),
+        "upsert-update did not write: {:?}",
+        rec.get(0)
+    );
+    expect_status(
+        "upsert-update of an existing key",
+        s.update(b"a-upd", &values(&[(0, b"newer")])).await.status,
+        Status::Ok,
+    )?;
     let out = s.read(b"a-upd", Fields::One(0), &mut rec).await;
-    ensure!(out.status == Status::Ok && rec.get(0) == Some(&b"newer"[..]), "second upsert-update lost");
+    ensure!(
+        out.status == Status::Ok && rec.get(0) == Some(&b"newer"[..]),
+        "second upsert-update lost"
+    );
     Ok(())
 }
 
@@ -126,45 +233,105 @@ async fn scan<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>
     for i in [3u32, 9, 0, 5, 1, 7, 2, 8, 6, 4] {
         let key = format!("zz-scan-{i:03}");
         let v = values(&[(0, key.as_bytes()), (1, b"f1"), (2, b"f2")]);
-        expect_status("insert for scan", s.insert(key.as_bytes(), &v).await.status, Status::Ok)?;
+        expect_status(
+            "insert for scan",
+            s.insert(key.as_bytes(), &v).await.status,
+            Status::Ok,
+        )?;
     }
     let mut rows = ScanRows::with_fields(3);
     let out = s.scan(b"zz-scan-004", 3, Fields::All, &mut rows).await;
     expect_status("scan", out.status, Status::Ok)?;
-    let keys: Vec<String> = rows.rows().map(|(k, _)| String::from_utf8_lossy(k).into_owned()).collect();
-    ensure!(keys == ["zz-scan-004", "zz-scan-005", "zz-scan-006"], "scan from zz-scan-004 for 3 returned {keys:?}");
-    ensure!(out.rows == 3, "scan reported {} rows for 3 returned", out.rows);
+    let keys: Vec<String> = rows
+        .rows()
+        .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    ensure!(
+        keys == ["zz-scan-004", "zz-scan-005", "zz-scan-006"],
+        "scan from zz-scan-004 for 3 returned {keys:?}"
+    );
+    ensure!(
+        out.rows == 3,
+        "scan reported {} rows for 3 returned",
+        out.rows
+    );
     for (k, r) in rows.rows() {
-        ensure!(r.get(0) == Some(k) && r.get(2) == Some(&b"f2"[..]), "scan row {} has wrong values", String::from_utf8_lossy(k));
+        ensure!(
+            r.get(0) == Some(k) && r.get(2) == Some(&b"f2"[..]),
+            "scan row {} has wrong values",
+            String::from_utf8_lossy(k)
+        );
     }
     rows.clear();
-    let out = s.scan(b"zz-scan-0035", 100, Fields::One(1), &mut rows).await;
-    let keys: Vec<String> = rows.rows().map(|(k, _)| String::from_utf8_lossy(k).into_owned()).collect();
-    ensure!(out.status == Status::Ok && keys.len() == 6 && keys[0] == "zz-scan-004" && keys[5] == "zz-scan-009", "scan past the end returned {keys:?}");
+    let out = s
+        .scan(b"zz-scan-0035", 100, Fields::One(1), &mut rows)
+        .await;
+    let keys: Vec<String> = rows
+        .rows()
+        .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    ensure!(
+        out.status == Status::Ok
+            && keys.len() == 6
+            && keys[0] == "zz-scan-004"
+            && keys[5] == "zz-scan-009",
+        "scan past the end returned {keys:?}"
+    );
     for (_, r) in rows.rows() {
-        ensure!(r.get(1) == Some(&b"f1"[..]) && r.len() == 1, "scan of one field returned {:?}", r.present().collect::<Vec<_>>());
+        ensure!(
+            r.get(1) == Some(&b"f1"[..]) && r.len() == 1,
+            "scan of one field returned {:?}",
+            r.present().collect::<Vec<_>>()
+        );
     }
     rows.clear();
     let out = s.scan(b"zz-scan-999", 5, Fields::All, &mut rows).await;
-    ensure!(out.status == Status::Ok && rows.is_empty() && out.rows == 0, "scan after the last key returned rows or failed: {:?}", out.status);
+    ensure!(
+        out.status == Status::Ok && rows.is_empty() && out.rows == 0,
+        "scan after the last key returned rows or failed: {:?}",
+        out.status
+    );
     Ok(())
 }
 
-async fn large_and_empty_values<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+async fn large_and_empty_values<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
     let big: Vec<u8> = (0..1_048_576u32).map(|i| b' ' + (i % 64) as u8).collect();
     let v = values(&[(0, &big), (1, b""), (2, b"x")]);
-    expect_status("insert of 1 MiB and empty values", s.insert(b"a-big", &v).await.status, Status::Ok)?;
+    expect_status(
+        "insert of 1 MiB and empty values",
+        s.insert(b"a-big", &v).await.status,
+        Status::Ok,
+    )?;
     let (st, rec) = read_all(&mut s, b"a-big").await;
     expect_status("read of large value", st, Status::Ok)?;
-    ensure!(rec.get(0) == Some(big.as_slice()), "1 MiB value came back different ({} bytes)", rec.get(0).map_or(0, |v| v.len()));
-    ensure!(rec.get(1) == Some(&b""[..]), "empty value came back as {:?}", rec.get(1));
+    ensure!(
+        rec.get(0) == Some(big.as_slice()),
+        "1 MiB value came back different ({} bytes)",
+        rec.get(0).map_or(0, |v| v.len())
+    );
+    ensure!(
+        rec.get(1) == Some(&b""[..]),
+        "empty value came back as {:?}",
+        rec.get(1)
+    );
     Ok(())
 }
 
-async fn data_integrity<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+async fn data_integrity<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let mut props = Properties::new();
-    for kv in ["recordcount=20", "fieldcount=3", "fieldlength=50", "dataintegrity=true", "readproportion=1", "updateproportion=0"] {
+    for kv in [
+        "recordcount=20",
+        "fieldcount=3",
+        "fieldlength=50",
+        "dataintegrity=true",
+        "readproportion=1",
+        "updateproportion=0",
+    ] {
         props.set_override(kv).map_err(|e| e.to_string())?;
     }
     let shared = SharedState::new(CoreConfig::from_properties(&props).map_err(|e| e.to_string())?);
@@ -175,26 +342,52 @@ async fn data_integrity<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, Bin
     while let Some(op) = stream.next_load_op(&shared) {
         stream.key(&shared, op.keynum, &mut key);
         stream.values(&shared, &key, Fields::All, &mut ws);
-        expect_status("load with dataintegrity", s.insert(&key, &ws).await.status, Status::Ok)?;
+        expect_status(
+            "load with dataintegrity",
+            s.insert(&key, &ws).await.status,
+            Status::Ok,
+        )?;
     }
     let mut rec = Record::with_fields(3);
     for n in 0..20 {
         stream.key(&shared, n, &mut key);
         rec.clear();
-        expect_status("read", s.read(&key, Fields::All, &mut rec).await.status, Status::Ok)?;
-        ensure!(stream.verify(&shared, &key, Fields::All, &rec), "record {n} does not verify");
+        expect_status(
+            "read",
+            s.read(&key, Fields::All, &mut rec).await.status,
+            Status::Ok,
+        )?;
+        ensure!(
+            stream.verify(&shared, &key, Fields::All, &rec),
+            "record {n} does not verify"
+        );
     }
     stream.key(&shared, 7, &mut key);
-    expect_status("corrupting update", s.update(&key, &values(&[(2, b"not the value YCSB would write")])).await.status, Status::Ok)?;
+    expect_status(
+        "corrupting update",
+        s.update(&key, &values(&[(2, b"not the value YCSB would write")]))
+            .await
+            .status,
+        Status::Ok,
+    )?;
     rec.clear();
     s.read(&key, Fields::All, &mut rec).await;
-    ensure!(!stream.verify(&shared, &key, Fields::All, &rec), "a corrupted record still verifies");
+    ensure!(
+        !stream.verify(&shared, &key, Fields::All, &rec),
+        "a corrupted record still verifies"
+    );
     Ok(())
 }
 
 /// Runs one named check on a fresh single-threaded runtime.
-pub fn run_check<B: Binding>(name: &str, open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+pub fn run_check<B: Binding>(
+    name: &str,
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
     rt.block_on(async {
         match name {
             "crud" => crud(open).await,

@@ -50,7 +50,10 @@ mod tests {
                 })
             })
             .collect();
-        let mut all: Vec<u64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        let mut all: Vec<u64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
         all.sort_unstable();
         assert_eq!(all, (10..10_010).collect::<Vec<_>>());
         assert_eq!(c.next(), 10_010);

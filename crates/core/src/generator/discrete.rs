@@ -12,7 +12,11 @@ pub struct Discrete<T: Copy> {
 impl<T: Copy> Discrete<T> {
     /// Values with zero weight are dropped; `None` when no weight is positive.
     pub fn new(weighted: &[(f64, T)]) -> Option<Self> {
-        let total: f64 = weighted.iter().filter(|(w, _)| *w > 0.0).map(|(w, _)| w).sum();
+        let total: f64 = weighted
+            .iter()
+            .filter(|(w, _)| *w > 0.0)
+            .map(|(w, _)| w)
+            .sum();
         if total <= 0.0 || !total.is_finite() {
             return None;
         }
@@ -20,7 +24,11 @@ impl<T: Copy> Discrete<T> {
         let mut thresholds = Vec::new();
         for &(w, v) in weighted.iter().filter(|(w, _)| *w > 0.0) {
             acc += w / total;
-            let t = if acc >= 1.0 { u64::MAX } else { (acc * 18_446_744_073_709_551_616.0) as u64 };
+            let t = if acc >= 1.0 {
+                u64::MAX
+            } else {
+                (acc * 18_446_744_073_709_551_616.0) as u64
+            };
             thresholds.push((t, v));
         }
         if let Some(last) = thresholds.last_mut() {

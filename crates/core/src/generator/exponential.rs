@@ -56,7 +56,11 @@ mod tests {
         assert!((below as f64 / n as f64 - 0.95).abs() < 0.005);
         let exp: Vec<f64> = (0..301)
             .map(|b| {
-                let hi = if b == 300 { 1.0 } else { g.cdf((b * 10 + 10) as f64) };
+                let hi = if b == 300 {
+                    1.0
+                } else {
+                    g.cdf((b * 10 + 10) as f64)
+                };
                 (hi - g.cdf((b * 10) as f64)) * n as f64
             })
             .collect();

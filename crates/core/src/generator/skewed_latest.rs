@@ -58,7 +58,12 @@ mod tests {
             let v = g.next(&mut rng, limit);
             assert!(v <= limit && v >= 1);
         }
-        let hits = (0..10_000).filter(|_| g.next(&mut rng, 5000) == 5000).count();
-        assert!(hits > 1000, "the latest key must be the most popular: {hits}");
+        let hits = (0..10_000)
+            .filter(|_| g.next(&mut rng, 5000) == 5000)
+            .count();
+        assert!(
+            hits > 1000,
+            "the latest key must be the most popular: {hits}"
+        );
     }
 }

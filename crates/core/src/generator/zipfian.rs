@@ -41,7 +41,12 @@ fn zeta_euler_maclaurin(n: u64, theta: f64) -> f64 {
     let d1 = |x: f64| -theta * x.powf(-theta - 1.0);
     let d3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
     let d5 = |x: f64| {
-        -theta * (theta + 1.0) * (theta + 2.0) * (theta + 3.0) * (theta + 4.0) * x.powf(-theta - 5.0)
+        -theta
+            * (theta + 1.0)
+            * (theta + 2.0)
+            * (theta + 3.0)
+            * (theta + 4.0)
+            * x.powf(-theta - 5.0)
     };
     head + integral + (f(m) + f(nf)) / 2.0 + (d1(nf) - d1(m)) / 12.0 - (d3(nf) - d3(m)) / 720.0
         + (d5(nf) - d5(m)) / 30240.0
@@ -57,6 +62,8 @@ pub struct Zipfian {
     zetan: f64,
     count_for_zeta: u64,
     eta: f64,
+    /// 1 + 0.5^theta: the draw threshold of the second item, constant per theta.
+    second_threshold: f64,
     items: u64,
 }
 
@@ -70,7 +77,10 @@ impl Zipfian {
     /// As `new`, with a precomputed zeta(max - min + 1, theta).
     pub fn with_zetan(min: u64, max: u64, theta: f64, zetan: f64) -> Self {
         assert!(max >= min);
-        assert!(theta > 0.0 && theta != 1.0, "theta must be positive and not 1");
+        assert!(
+            theta > 0.0 && theta != 1.0,
+            "theta must be positive and not 1"
+        );
         let items = max - min + 1;
         let zeta2 = zeta_range(0, 2, theta);
         let mut z = Zipfian {
@@ -81,6 +91,7 @@ impl Zipfian {
             zetan,
             count_for_zeta: items,
             eta: 0.0,
+            second_threshold: 1.0 + 0.5f64.powf(theta),
             items,
         };
         z.eta = z.eta_for(items);
@@ -122,7 +133,7 @@ impl Zipfian {
         if uz < 1.0 {
             return self.base;
         }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
+        if uz < self.second_threshold {
             return self.base + 1;
         }
         let rank = (itemcount as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
@@ -167,7 +178,10 @@ mod tests {
     fn euler_maclaurin_matches_exact_sum_and_ycsb_constant() {
         let exact = zeta_range(0, 2_000_000, 0.99);
         let approx = zeta_euler_maclaurin(2_000_000, 0.99);
-        assert!((exact - approx).abs() / exact < 1e-10, "{exact} vs {approx}");
+        assert!(
+            (exact - approx).abs() / exact < 1e-10,
+            "{exact} vs {approx}"
+        );
         // YCSB's precomputed ScrambledZipfianGenerator.ZETAN for 10^10 items.
         let z = zeta(10_000_000_000, 0.99);
         assert!((z - 26.46902820178302).abs() < 1e-6, "{z}");

@@ -36,7 +36,9 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
 
     let mut operations = BTreeMap::new();
     for kind in OpKind::ALL {
-        let Some(o) = &total.ops[kind.index()] else { continue };
+        let Some(o) = &total.ops[kind.index()] else {
+            continue;
+        };
         let statuses = Status::ALL
             .iter()
             .filter(|s| o.statuses[s.index()] > 0)
@@ -101,7 +103,12 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             .iter()
             .filter(|s| **s != Status::Ok)
             .filter_map(|s| {
-                let n: u64 = total.ops.iter().flatten().map(|o| o.statuses[s.index()]).sum();
+                let n: u64 = total
+                    .ops
+                    .iter()
+                    .flatten()
+                    .map(|o| o.statuses[s.index()])
+                    .sum();
                 (n > 0).then(|| format!("{} {n}", s.name()))
             })
             .collect();
@@ -121,7 +128,10 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         ));
     }
     if total.retries > 0 {
-        warnings.push(format!("{} insert attempts were retried (core_workload_insertion_retry_limit)", total.retries));
+        warnings.push(format!(
+            "{} insert attempts were retried (core_workload_insertion_retry_limit)",
+            total.retries
+        ));
     }
 
     let explicit_properties = ctx
@@ -129,26 +139,48 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         .explicit()
         .iter()
         .map(|(k, v)| {
-            (k.clone(), ExplicitProperty { value: r.redact(&v.value), source: v.source.clone() })
+            (
+                k.clone(),
+                ExplicitProperty {
+                    value: r.redact(&v.value),
+                    source: v.source.clone(),
+                },
+            )
         })
         .collect();
 
     RunResult {
         schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "yardstick".into(), version: env!("CARGO_PKG_VERSION").into() },
+        tool: Tool {
+            name: "yardstick".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         command_line: ctx.command_line.iter().map(|a| r.redact(a)).collect(),
         phase: spec.phase,
         workload: ctx.workload,
         seed: spec.seed,
-        instance: Instance { index: spec.instance.0, count: spec.instance.1 },
-        properties: ctx.properties.resolved().into_iter().map(|(k, v)| (k, r.redact(&v))).collect(),
+        instance: Instance {
+            index: spec.instance.0,
+            count: spec.instance.1,
+        },
+        properties: ctx
+            .properties
+            .resolved()
+            .into_iter()
+            .map(|(k, v)| (k, r.redact(&v)))
+            .collect(),
         explicit_properties,
         semantics: ctx.semantics,
         binding: ctx.binding,
         runner: RunnerInfo {
             threads: spec.threads,
             concurrency: spec.concurrency,
-            loop_mode: if spec.target.is_some() { "open" } else { "closed" }.into(),
+            loop_mode: if spec.target.is_some() {
+                "open"
+            } else {
+                "closed"
+            }
+            .into(),
             target_ops_per_sec: spec.target,
             operation_count: spec.operation_count,
             duration_s: spec.duration.map(|d| d.as_secs_f64()),
@@ -174,14 +206,22 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             cpu_seconds: cpu_s,
             cpu_cores_used: cores_used,
             cores_available: cores,
-            cpu_ns_per_op: if counted > 0 { cpu_s * 1e9 / counted as f64 } else { 0.0 },
+            cpu_ns_per_op: if counted > 0 {
+                cpu_s * 1e9 / counted as f64
+            } else {
+                0.0
+            },
         },
         time_series: out.series.clone(),
         warnings: warnings.iter().map(|w| r.redact(w)).collect(),
         error_samples: total
             .error_samples
             .iter()
-            .map(|(k, s, m)| ErrorSample { op: k.name().into(), status: s.name().into(), message: r.redact(m) })
+            .map(|(k, s, m)| ErrorSample {
+                op: k.name().into(),
+                status: s.name().into(),
+                message: r.redact(m),
+            })
             .collect(),
     }
 }

@@ -5,7 +5,20 @@
 const MASK: &str = "***";
 
 /// Query parameters whose values are secrets.
-const SECRET_PARAMS: &[&str] = &["password", "passwd", "pwd", "pass", "token", "secret", "auth", "authtoken", "apikey", "api_key", "sslpassword", "access_token"];
+const SECRET_PARAMS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "token",
+    "secret",
+    "auth",
+    "authtoken",
+    "apikey",
+    "api_key",
+    "sslpassword",
+    "access_token",
+];
 
 fn is_secret_param(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
@@ -106,14 +119,22 @@ mod tests {
     #[test]
     fn passwords_and_tokens_are_masked() {
         assert_eq!(
-            redact_url("postgres://bench:s3cr%40t@127.0.0.1:5432/db?sslmode=disable&password=other"),
+            redact_url(
+                "postgres://bench:s3cr%40t@127.0.0.1:5432/db?sslmode=disable&password=other"
+            ),
             "postgres://bench:***@127.0.0.1:5432/db?sslmode=disable&password=***"
         );
-        assert_eq!(redact_url("redis://:tok@host:6379"), "redis://:***@host:6379");
+        assert_eq!(
+            redact_url("redis://:tok@host:6379"),
+            "redis://:***@host:6379"
+        );
         assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
         assert_eq!(redact_url("null://?latency=200us"), "null://?latency=200us");
         let mut r = Redactor::default();
         r.add_url("postgres://u:s3cr%40t@h/db");
-        assert_eq!(r.redact("auth failed for s3cr@t and s3cr%40t"), "auth failed for *** and ***");
+        assert_eq!(
+            r.redact("auth failed for s3cr@t and s3cr%40t"),
+            "auth failed for *** and ***"
+        );
     }
 }

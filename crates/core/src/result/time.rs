@@ -19,7 +19,15 @@ fn parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64, u32) {
     let secs = d.as_secs();
     let (y, mo, da) = civil((secs / 86_400) as i64);
     let s = secs % 86_400;
-    (y, mo, da, s / 3600, (s / 60) % 60, s % 60, d.subsec_millis())
+    (
+        y,
+        mo,
+        da,
+        s / 3600,
+        (s / 60) % 60,
+        s % 60,
+        d.subsec_millis(),
+    )
 }
 
 /// `2026-11-22T10:31:05.123Z`
@@ -47,6 +55,9 @@ mod tests {
         assert_eq!(rfc3339(t), "2000-02-29T12:34:56.789Z");
         assert_eq!(compact(t), "20000229-123456");
         // 2026-11-22T00:00:00Z = 1795305600
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_305_600)), "2026-11-22T00:00:00.000Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_305_600)),
+            "2026-11-22T00:00:00.000Z"
+        );
     }
 }

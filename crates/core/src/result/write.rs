@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
@@ -15,7 +18,10 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     if path.is_dir() {
-        return Err(std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
     }
     let probe = temp_path(path);
     std::fs::File::create(&probe)?;
@@ -40,11 +46,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// `results/20261122-103105-run-workloada-sqlite.json`, never an existing file.
-pub fn default_result_path(dir: &Path, at: SystemTime, phase: &str, workload: &str, scheme: &str) -> PathBuf {
+pub fn default_result_path(
+    dir: &Path,
+    at: SystemTime,
+    phase: &str,
+    workload: &str,
+    scheme: &str,
+) -> PathBuf {
     let clean = |s: &str| -> String {
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
     };
-    let stem = format!("{}-{}-{}-{}", super::time::compact(at), clean(phase), clean(workload), clean(scheme));
+    let stem = format!(
+        "{}-{}-{}-{}",
+        super::time::compact(at),
+        clean(phase),
+        clean(workload),
+        clean(scheme)
+    );
     let mut path = dir.join(format!("{stem}.json"));
     let mut n = 2;
     while path.exists() {
@@ -66,13 +92,20 @@ mod tests {
         write_atomic(&p, b"one").unwrap();
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1, "no temporary files left");
+        assert_eq!(
+            std::fs::read_dir(p.parent().unwrap()).unwrap().count(),
+            1,
+            "no temporary files left"
+        );
         let at = SystemTime::UNIX_EPOCH;
         let a = default_result_path(dir.path(), at, "run", "workloada", "null");
         std::fs::write(&a, "x").unwrap();
         let b = default_result_path(dir.path(), at, "run", "workloada", "null");
         assert_ne!(a, b);
-        assert!(check_writable(dir.path()).is_err(), "a directory is not a result file");
+        assert!(
+            check_writable(dir.path()).is_err(),
+            "a directory is not a result file"
+        );
     }
 
     #[test]

@@ -16,7 +16,9 @@ pub fn process_cpu_time() -> Duration {
 
 /// Logical CPUs available to this process.
 pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 #[cfg(test)]

@@ -54,10 +54,13 @@ pub fn run<B: Binding>(
                 start_at: start_at.clone(),
                 tx: tx.clone(),
             };
-            let (binding, ready, go, failed) = (binding.clone(), ready.clone(), go.clone(), failed.clone());
+            let (binding, ready, go, failed) =
+                (binding.clone(), ready.clone(), go.clone(), failed.clone());
             std::thread::Builder::new()
                 .name(format!("yardstick-worker-{w}"))
-                .spawn_scoped(scope, move || worker::run_worker(&*binding, ctx, &ready, &go, &failed))
+                .spawn_scoped(scope, move || {
+                    worker::run_worker(&*binding, ctx, &ready, &go, &failed)
+                })
                 .expect("spawning a worker thread");
         }
         drop(tx);

@@ -99,7 +99,10 @@ mod tests {
 
     #[test]
     fn waiting_reaches_the_intended_time() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
         for alone in [true, false] {
             let t = Instant::now() + Duration::from_millis(3);
             rt.block_on(wait_until(t, alone));

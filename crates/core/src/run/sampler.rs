@@ -86,7 +86,13 @@ impl RunOutput {
     }
 }
 
-fn point(index: i64, rec: &Recorder, iv: &Intervals, length: Duration, cpu: Duration) -> IntervalPoint {
+fn point(
+    index: i64,
+    rec: &Recorder,
+    iv: &Intervals,
+    length: Duration,
+    cpu: Duration,
+) -> IntervalPoint {
     let end = iv.start_of(index) + length;
     let t_s = if end >= iv.measure_start {
         (end - iv.measure_start).as_secs_f64()
@@ -145,7 +151,13 @@ pub(crate) fn sample(
     let mut cpu_mark = process_cpu_time();
     let mut cpu_at_start = (spec.warmup.is_zero()).then_some(cpu_mark);
 
-    let mut close = |index: i64, rec: Recorder, length: Duration, finished: bool, total: &mut Recorder, series: &mut Vec<IntervalPoint>, warmup_ops: &mut u64| {
+    let mut close = |index: i64,
+                     rec: Recorder,
+                     length: Duration,
+                     finished: bool,
+                     total: &mut Recorder,
+                     series: &mut Vec<IntervalPoint>,
+                     warmup_ops: &mut u64| {
         let cpu_now = process_cpu_time();
         let p = point(index, &rec, &iv, length, cpu_now.saturating_sub(cpu_mark));
         cpu_mark = cpu_now;
@@ -159,20 +171,33 @@ pub(crate) fn sample(
         }
         let elapsed = (iv.start_of(index) + length).saturating_duration_since(iv.measure_start);
         let total_ops = total.counted_ops();
-        let by_count = spec.expected_ops.filter(|n| *n > 0).map(|n| total_ops as f64 / n as f64);
-        let by_time = spec.duration.map(|d| elapsed.as_secs_f64() / d.as_secs_f64());
+        let by_count = spec
+            .expected_ops
+            .filter(|n| *n > 0)
+            .map(|n| total_ops as f64 / n as f64);
+        let by_time = spec
+            .duration
+            .map(|d| elapsed.as_secs_f64() / d.as_secs_f64());
         let progress = match (by_count, by_time) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        on_interval(&IntervalView {
-            point: &p,
-            total_ops,
-            total_errors: total.total_errors(),
-            avg_ops_per_sec: if elapsed.is_zero() { 0.0 } else { total_ops as f64 / elapsed.as_secs_f64() },
-            progress: progress.map(|p| p.min(1.0)),
-            finished,
-        });
+        // a final sliver of an interval is kept in the series but not shown
+        let show = !(finished && length < iv.length / 2 && index >= 0 && elapsed > iv.length);
+        if show {
+            on_interval(&IntervalView {
+                point: &p,
+                total_ops,
+                total_errors: total.total_errors(),
+                avg_ops_per_sec: if elapsed.is_zero() {
+                    0.0
+                } else {
+                    total_ops as f64 / elapsed.as_secs_f64()
+                },
+                progress: progress.map(|p| p.min(1.0)),
+                finished,
+            });
+        }
         series.push(p);
     };
 
@@ -193,7 +218,10 @@ pub(crate) fn sample(
                     }
                 }
             }
-            Ok(Report::Done { unstarted: u, final_lag_ns: l }) => {
+            Ok(Report::Done {
+                unstarted: u,
+                final_lag_ns: l,
+            }) => {
                 done += 1;
                 unstarted += u;
                 final_lag_ns = final_lag_ns.max(l);
@@ -203,7 +231,15 @@ pub(crate) fn sample(
             }
             Err(RecvTimeoutError::Timeout) => {
                 let rec = pending.remove(&next_index).unwrap_or_default();
-                close(next_index, rec, iv.length, false, &mut total, &mut series, &mut warmup_ops);
+                close(
+                    next_index,
+                    rec,
+                    iv.length,
+                    false,
+                    &mut total,
+                    &mut series,
+                    &mut warmup_ops,
+                );
                 next_index += 1;
             }
             Err(RecvTimeoutError::Disconnected) => break,
@@ -215,9 +251,21 @@ pub(crate) fn sample(
     while next_index <= last {
         let rec = pending.remove(&next_index).unwrap_or_default();
         let start = iv.start_of(next_index);
-        let length = if next_index == last { end.saturating_duration_since(start) } else { iv.length };
+        let length = if next_index == last {
+            end.saturating_duration_since(start)
+        } else {
+            iv.length
+        };
         if !(rec.is_empty() && next_index == last && length < iv.length / 10) {
-            close(next_index, rec, length, next_index == last, &mut total, &mut series, &mut warmup_ops);
+            close(
+                next_index,
+                rec,
+                length,
+                next_index == last,
+                &mut total,
+                &mut series,
+                &mut warmup_ops,
+            );
         }
         next_index += 1;
     }

@@ -40,7 +40,13 @@ pub enum SpecError {
 
 impl RunSpec {
     /// Builds the spec of `phase` from the workload configuration.
-    pub fn from_config(phase: Phase, c: &CoreConfig, concurrency: usize, warmup: Duration, seed: u64) -> Result<Self, SpecError> {
+    pub fn from_config(
+        phase: Phase,
+        c: &CoreConfig,
+        concurrency: usize,
+        warmup: Duration,
+        seed: u64,
+    ) -> Result<Self, SpecError> {
         if concurrency == 0 || concurrency > 1024 {
             return Err(SpecError::BadConcurrency);
         }
@@ -109,8 +115,14 @@ mod tests {
         let mut p2 = p.clone();
         p2.set_override("operationcount=0").unwrap();
         let c = CoreConfig::from_properties(&p2).unwrap();
-        assert_eq!(RunSpec::from_config(Phase::Run, &c, 1, Duration::ZERO, 1).unwrap_err(), SpecError::Unbounded);
+        assert_eq!(
+            RunSpec::from_config(Phase::Run, &c, 1, Duration::ZERO, 1).unwrap_err(),
+            SpecError::Unbounded
+        );
         assert!(RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).is_ok());
-        assert_eq!(RunSpec::from_config(Phase::Load, &c, 0, Duration::ZERO, 1).unwrap_err(), SpecError::BadConcurrency);
+        assert_eq!(
+            RunSpec::from_config(Phase::Load, &c, 0, Duration::ZERO, 1).unwrap_err(),
+            SpecError::BadConcurrency
+        );
     }
 }

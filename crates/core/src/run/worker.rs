@@ -3,7 +3,9 @@
 //! thread's recorder goes to the sampler whenever an interval boundary passes.
 use super::pacer::{wait_until, Pacer};
 use super::spec::RunSpec;
-use crate::binding::{Binding, BindingError, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet};
+use crate::binding::{
+    Binding, BindingError, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet,
+};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
 use crate::rng::derive_seed;
@@ -105,7 +107,8 @@ impl WorkerState {
         self.advance(end);
         let response = end.saturating_duration_since(from).as_nanos() as u64;
         let service = end.saturating_duration_since(start).as_nanos() as u64;
-        self.rec.record(kind, out.status, response, service, out.rows, out.bytes);
+        self.rec
+            .record(kind, out.status, response, service, out.rows, out.bytes);
         if let Some(d) = &out.detail {
             self.rec.record_error_message(kind, out.status, d);
         }
@@ -131,7 +134,9 @@ pub(crate) fn run_worker<B: Binding>(
     go: &Barrier,
     failed: &Mutex<Option<BindingError>>,
 ) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build();
     let mut sessions = Vec::new();
     match &rt {
         Ok(rt) => {
@@ -149,7 +154,9 @@ pub(crate) fn run_worker<B: Binding>(
         }
         Err(e) => {
             if let Ok(mut f) = failed.lock() {
-                f.get_or_insert(BindingError::Io(format!("cannot start a worker runtime: {e}")));
+                f.get_or_insert(BindingError::Io(format!(
+                    "cannot start a worker runtime: {e}"
+                )));
             }
         }
     }
@@ -197,9 +204,14 @@ async fn slot_loop<S: Session>(
     let spec = &ctx.spec;
     let shared = &*ctx.shared;
     let slot = (ctx.worker * spec.concurrency + local_slot) as u64;
-    let seed = derive_seed(spec.seed, &[spec.instance.0, ctx.worker as u64, local_slot as u64]);
+    let seed = derive_seed(
+        spec.seed,
+        &[spec.instance.0, ctx.worker as u64, local_slot as u64],
+    );
     let mut stream = Stream::new(shared, seed);
-    let mut pacer = spec.target.map(|rate| Pacer::new(t0, rate, slot, spec.slots()));
+    let mut pacer = spec
+        .target
+        .map(|rate| Pacer::new(t0, rate, slot, spec.slots()));
     let measure_start = t0 + spec.warmup;
     let deadline = spec.duration.map(|d| measure_start + d);
     let quota = spec.quota(slot);
@@ -211,7 +223,10 @@ async fn slot_loop<S: Session>(
         scan: ScanRows::with_fields(fields),
     };
     let mut measured = 0u64;
-    let mut end = SlotEnd { unstarted: 0, lag_ns: 0 };
+    let mut end = SlotEnd {
+        unstarted: 0,
+        lag_ns: 0,
+    };
     if pacer.is_none() {
         wait_until(t0, alone).await;
     }
@@ -255,7 +270,18 @@ async fn slot_loop<S: Session>(
             },
             Phase::Run => stream.next_run_op(shared),
         };
-        let done = execute(&mut session, &mut stream, shared, spec.phase, op, intended, &mut b, state, &ctx.stop).await;
+        let done = execute(
+            &mut session,
+            &mut stream,
+            shared,
+            spec.phase,
+            op,
+            intended,
+            &mut b,
+            state,
+            &ctx.stop,
+        )
+        .await;
         if done >= measure_start {
             measured += 1;
         }
@@ -288,27 +314,39 @@ async fn execute<S: Session>(
         OpKind::Read => {
             b.record.clear();
             let (mut out, start, end) = timed(s.read(&b.key, op.fields, &mut b.record)).await;
-            if out.status.is_ok() && c.data_integrity && !stream.verify(shared, &b.key, op.fields, &b.record) {
+            if out.status.is_ok()
+                && c.data_integrity
+                && !stream.verify(shared, &b.key, op.fields, &b.record)
+            {
                 out.status = Status::VerifyFailed;
             }
-            state.borrow_mut().record(OpKind::Read, &out, intended.unwrap_or(start), start, end);
+            state
+                .borrow_mut()
+                .record(OpKind::Read, &out, intended.unwrap_or(start), start, end);
             end
         }
         OpKind::Scan => {
             b.scan.clear();
-            let (out, start, end) = timed(s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)).await;
-            state.borrow_mut().record(OpKind::Scan, &out, intended.unwrap_or(start), start, end);
+            let (out, start, end) =
+                timed(s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)).await;
+            state
+                .borrow_mut()
+                .record(OpKind::Scan, &out, intended.unwrap_or(start), start, end);
             end
         }
         OpKind::Update => {
             stream.values(shared, &b.key, op.fields, &mut b.values);
             let (out, start, end) = timed(s.update(&b.key, &b.values)).await;
-            state.borrow_mut().record(OpKind::Update, &out, intended.unwrap_or(start), start, end);
+            state
+                .borrow_mut()
+                .record(OpKind::Update, &out, intended.unwrap_or(start), start, end);
             end
         }
         OpKind::Delete => {
             let (out, start, end) = timed(s.delete(&b.key)).await;
-            state.borrow_mut().record(OpKind::Delete, &out, intended.unwrap_or(start), start, end);
+            state
+                .borrow_mut()
+                .record(OpKind::Delete, &out, intended.unwrap_or(start), start, end);
             end
         }
         OpKind::Insert => {
@@ -319,13 +357,18 @@ async fn execute<S: Session>(
             loop {
                 (out, start, end) = timed(s.insert(&b.key, &b.values)).await;
                 let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
-                if phase == Phase::Run || !retryable || attempt >= c.insertion_retry_limit || stop.load(Ordering::Relaxed) {
+                if phase == Phase::Run
+                    || !retryable
+                    || attempt >= c.insertion_retry_limit
+                    || stop.load(Ordering::Relaxed)
+                {
                     break;
                 }
                 attempt += 1;
                 state.borrow_mut().rec.retries += 1;
                 // YCSB waits 0.8 to 1.2 times the retry interval.
-                let jitter = 0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
+                let jitter =
+                    0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
                 tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
             }
             let from = intended.unwrap_or(first);
@@ -334,7 +377,8 @@ async fn execute<S: Session>(
             ws.record(OpKind::Insert, &out, from, start, end);
             if phase == Phase::Run {
                 if let Err(e) = shared.inserts.acknowledge(op.keynum) {
-                    ws.rec.record_error_message(OpKind::Insert, Status::Error, &e.to_string());
+                    ws.rec
+                        .record_error_message(OpKind::Insert, Status::Error, &e.to_string());
                 }
             }
             end
@@ -342,11 +386,16 @@ async fn execute<S: Session>(
         OpKind::ReadModifyWrite => {
             b.record.clear();
             let (mut r, start, read_end) = timed(s.read(&b.key, op.fields, &mut b.record)).await;
-            if r.status.is_ok() && c.data_integrity && !stream.verify(shared, &b.key, op.fields, &b.record) {
+            if r.status.is_ok()
+                && c.data_integrity
+                && !stream.verify(shared, &b.key, op.fields, &b.record)
+            {
                 r.status = Status::VerifyFailed;
             }
             let from = intended.unwrap_or(start);
-            state.borrow_mut().record(OpKind::Read, &r, from, start, read_end);
+            state
+                .borrow_mut()
+                .record(OpKind::Read, &r, from, start, read_end);
             stream.values(shared, &b.key, op.write, &mut b.values);
             let (u, ustart, end) = timed(s.update(&b.key, &b.values)).await;
             let mut ws = state.borrow_mut();

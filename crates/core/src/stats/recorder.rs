@@ -6,6 +6,15 @@ use crate::binding::Status;
 use crate::op::OpKind;
 use hdrhistogram::Histogram;
 
+/// Records `v`, growing the histogram as needed (`saturating_record` would
+/// clamp to the current maximum instead of growing).
+#[inline]
+fn put(h: &mut Histogram<u64>, v: u64) {
+    if h.record(v).is_err() {
+        h.saturating_record(v);
+    }
+}
+
 /// A start more than this late counts as a late operation.
 pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
 
@@ -48,9 +57,15 @@ impl OpRecorder {
     }
 
     pub fn add(&mut self, o: &OpRecorder) {
-        self.response.add(&o.response).expect("auto-resizing histograms always add");
-        self.service.add(&o.service).expect("auto-resizing histograms always add");
-        self.failed.add(&o.failed).expect("auto-resizing histograms always add");
+        self.response
+            .add(&o.response)
+            .expect("auto-resizing histograms always add");
+        self.service
+            .add(&o.service)
+            .expect("auto-resizing histograms always add");
+        self.failed
+            .add(&o.failed)
+            .expect("auto-resizing histograms always add");
         for (a, b) in self.statuses.iter_mut().zip(o.statuses) {
             *a += b;
         }
@@ -104,19 +119,27 @@ impl Recorder {
 
     /// Records one finished operation.
     #[inline]
-    pub fn record(&mut self, kind: OpKind, status: Status, response_ns: u64, service_ns: u64, rows: u64, bytes: u64) {
+    pub fn record(
+        &mut self,
+        kind: OpKind,
+        status: Status,
+        response_ns: u64,
+        service_ns: u64,
+        rows: u64,
+        bytes: u64,
+    ) {
         let op = self.op(kind);
         op.statuses[status.index()] += 1;
         op.rows += rows;
         op.bytes += bytes;
         if status == Status::Ok {
-            op.response.saturating_record(response_ns.max(1));
-            op.service.saturating_record(service_ns.max(1));
+            put(&mut op.response, response_ns.max(1));
+            put(&mut op.service, service_ns.max(1));
             if let Some(h) = &mut op.scan_rows {
-                h.saturating_record(rows);
+                put(h, rows);
             }
         } else {
-            op.failed.saturating_record(response_ns.max(1));
+            put(&mut op.failed, response_ns.max(1));
         }
     }
 
@@ -131,7 +154,7 @@ impl Recorder {
     #[inline]
     pub fn record_lag(&mut self, lag_ns: u64) {
         let h = self.lag.get_or_insert_with(new_histogram);
-        h.saturating_record(lag_ns.max(1));
+        put(h, lag_ns.max(1));
         if lag_ns > LATE_THRESHOLD_NS {
             self.late += 1;
         }
@@ -209,7 +232,11 @@ mod tests {
         let mut rng = crate::rng::Rng::new(1);
         for i in 0..30_000u64 {
             let v = 1000 + rng.below(5_000_000);
-            let st = if i % 97 == 0 { Status::Error } else { Status::Ok };
+            let st = if i % 97 == 0 {
+                Status::Error
+            } else {
+                Status::Ok
+            };
             all.record(OpKind::Read, st, v, v / 2, 1, 100);
             parts[(i % 3) as usize].record(OpKind::Read, st, v, v / 2, 1, 100);
         }
@@ -242,6 +269,14 @@ mod tests {
         assert_eq!(r.counted_ops(), 2); // the RMW and the plain read... minus the RMW's inner pair
         r.reset();
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn large_latencies_grow_the_histogram_instead_of_clamping() {
+        let mut r = Recorder::new();
+        r.record(OpKind::Read, Status::Ok, 5_000_000_000, 4_000_000_000, 1, 0);
+        let h = &r.ops[0].as_ref().unwrap().response;
+        assert!(h.max() >= 4_990_000_000, "recorded {}", h.max());
     }
 
     #[test]

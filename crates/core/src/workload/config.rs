@@ -9,11 +9,19 @@ use std::time::Duration;
 pub enum RequestDistribution {
     Uniform,
     /// Scrambled Zipfian over the key space plus expected inserts.
-    Zipfian { theta: f64 },
+    Zipfian {
+        theta: f64,
+    },
     Latest,
-    Hotspot { data_fraction: f64, opn_fraction: f64 },
+    Hotspot {
+        data_fraction: f64,
+        opn_fraction: f64,
+    },
     Sequential,
-    Exponential { percentile: f64, frac: f64 },
+    Exponential {
+        percentile: f64,
+        frac: f64,
+    },
 }
 
 impl RequestDistribution {
@@ -74,12 +82,17 @@ fn invalid(msg: impl Into<String>) -> PropertyError {
     PropertyError::Invalid(msg.into())
 }
 
-fn length_distribution(props: &Properties, name: &str) -> Result<LengthDistribution, PropertyError> {
-    Ok(match props.get_choice(name, &["constant", "uniform", "zipfian"])? {
-        "constant" => LengthDistribution::Constant,
-        "uniform" => LengthDistribution::Uniform,
-        _ => LengthDistribution::Zipfian,
-    })
+fn length_distribution(
+    props: &Properties,
+    name: &str,
+) -> Result<LengthDistribution, PropertyError> {
+    Ok(
+        match props.get_choice(name, &["constant", "uniform", "zipfian"])? {
+            "constant" => LengthDistribution::Constant,
+            "uniform" => LengthDistribution::Uniform,
+            _ => LengthDistribution::Zipfian,
+        },
+    )
 }
 
 impl CoreConfig {
@@ -101,7 +114,9 @@ impl CoreConfig {
         let field_length = props.get_u64(p::FIELD_LENGTH)?;
         let min_field_length = props.get_u64(p::MIN_FIELD_LENGTH)?;
         let field_length_distribution = length_distribution(props, p::FIELD_LENGTH_DISTRIBUTION)?;
-        if field_length_distribution != LengthDistribution::Constant && min_field_length > field_length {
+        if field_length_distribution != LengthDistribution::Constant
+            && min_field_length > field_length
+        {
             return Err(invalid(format!(
                 "minfieldlength={min_field_length} is larger than fieldlength={field_length}; lower minfieldlength"
             )));
@@ -122,7 +137,9 @@ impl CoreConfig {
         ] {
             let w = props.get_f64(name)?;
             if w < 0.0 {
-                return Err(invalid(format!("{name}={w} is negative; proportions are >= 0")));
+                return Err(invalid(format!(
+                    "{name}={w} is negative; proportions are >= 0"
+                )));
             }
             mix.push((w, kind));
         }
@@ -141,7 +158,14 @@ impl CoreConfig {
         };
         let request_distribution = match props.get_choice(
             p::REQUEST_DISTRIBUTION,
-            &["uniform", "zipfian", "latest", "hotspot", "sequential", "exponential"],
+            &[
+                "uniform",
+                "zipfian",
+                "latest",
+                "hotspot",
+                "sequential",
+                "exponential",
+            ],
         )? {
             "uniform" => RequestDistribution::Uniform,
             "zipfian" => {
@@ -188,7 +212,8 @@ impl CoreConfig {
             )));
         }
 
-        let ordered_inserts = props.get_choice(p::INSERT_ORDER, &["hashed", "ordered"])? == "ordered";
+        let ordered_inserts =
+            props.get_choice(p::INSERT_ORDER, &["hashed", "ordered"])? == "ordered";
         let insert_start = props.get_u64(p::INSERT_START)?;
         let insert_count = if props.is_set(p::INSERT_COUNT) {
             props.get_u64(p::INSERT_COUNT)?
@@ -202,7 +227,9 @@ impl CoreConfig {
         }
         let zero_padding = props.get_u64(p::ZERO_PADDING)? as usize;
         if zero_padding > 200 {
-            return Err(invalid(format!("zeropadding={zero_padding} is too large; use at most 200")));
+            return Err(invalid(format!(
+                "zeropadding={zero_padding} is too large; use at most 200"
+            )));
         }
         let table = props.get(p::TABLE).to_string();
         if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -212,7 +239,9 @@ impl CoreConfig {
         }
         let field_name_prefix = props.get(p::FIELD_NAME_PREFIX).to_string();
         if field_name_prefix.is_empty()
-            || !field_name_prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || !field_name_prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             return Err(invalid(format!(
                 "fieldnameprefix={field_name_prefix} is not a plain identifier: use letters, digits and underscores"
@@ -231,16 +260,22 @@ impl CoreConfig {
         let max_execution_time = (met > 0.0).then(|| Duration::from_secs_f64(met));
         let thread_count = props.get_u64(p::THREAD_COUNT)? as usize;
         if thread_count == 0 || thread_count > 4096 {
-            return Err(invalid(format!("threadcount={thread_count} must be between 1 and 4096")));
+            return Err(invalid(format!(
+                "threadcount={thread_count} must be between 1 and 4096"
+            )));
         }
         let target = props.get_f64(p::TARGET)?;
         if target < 0.0 {
-            return Err(invalid(format!("target={target} is negative; use 0 for closed loop")));
+            return Err(invalid(format!(
+                "target={target} is negative; use 0 for closed loop"
+            )));
         }
         let insertion_retry_limit = props.get_u64(p::INSERTION_RETRY_LIMIT)?.min(1_000_000) as u32;
         let retry_interval = props.get_f64(p::INSERTION_RETRY_INTERVAL)?;
         if retry_interval < 0.0 {
-            return Err(invalid("core_workload_insertion_retry_interval is negative"));
+            return Err(invalid(
+                "core_workload_insertion_retry_interval is negative",
+            ));
         }
         let insert_mode = match props.get_choice(p::INSERT_SEMANTICS, &["insert", "upsert"])? {
             "insert" => InsertMode::Insert,
@@ -336,19 +371,28 @@ mod tests {
 
     #[test]
     fn custom_mixes_need_only_properties() {
-        let c = cfg(&["recordcount=10", "readproportion=0.05", "updateproportion=0.95"]).unwrap();
+        let c = cfg(&[
+            "recordcount=10",
+            "readproportion=0.05",
+            "updateproportion=0.95",
+        ])
+        .unwrap();
         assert!((c.proportion(OpKind::Update) - 0.95).abs() < 1e-12);
     }
 
     #[test]
     fn inconsistent_settings_are_rejected_with_a_fix() {
         let e = |kv: &[&str]| cfg(kv).unwrap_err().to_string();
-        assert!(e(&["readproportion=0", "updateproportion=0"]).contains("every operation proportion is 0"));
+        assert!(e(&["readproportion=0", "updateproportion=0"])
+            .contains("every operation proportion is 0"));
         assert!(e(&["requestdistribution=pareto"]).contains("one of uniform"));
         assert!(e(&["dataintegrity=true", "fieldlengthdistribution=uniform"]).contains("constant"));
-        assert!(e(&["recordcount=10", "insertstart=5", "insertcount=10"]).contains("exceeds recordcount"));
+        assert!(e(&["recordcount=10", "insertstart=5", "insertcount=10"])
+            .contains("exceeds recordcount"));
         assert!(e(&["minscanlength=10", "maxscanlength=5"]).contains("minscanlength"));
-        assert!(e(&["zipfian.constant=1", "requestdistribution=zipfian"]).contains("zipfian.constant"));
+        assert!(
+            e(&["zipfian.constant=1", "requestdistribution=zipfian"]).contains("zipfian.constant")
+        );
         assert!(e(&["readproportion=-1"]).contains("negative"));
         assert!(e(&["table=users;drop"]).contains("identifier"));
         assert!(e(&["workload=site.ycsb.workloads.RestWorkload"]).contains("CoreWorkload"));

@@ -9,16 +9,28 @@ use crate::generator::fnvhash64;
 #[inline]
 pub fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mut Vec<u8>) {
     let n = if ordered { keynum } else { fnvhash64(keynum) };
+    // two digits per division, as integer formatters do
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut v = n;
-    loop {
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if v >= 10 {
+        let pair = v as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        digits[i] = b'0' + v as u8;
     }
     let len = digits.len() - i;
     buf.clear();
@@ -68,6 +80,9 @@ mod tests {
         assert_eq!(key(42, 1, true), "user42");
         assert_eq!(key(42, 8, true), "user00000042");
         assert_eq!(key(0, 0, true), "user0");
+        for n in [1u64, 9, 10, 99, 100, 101, 12345, u64::MAX] {
+            assert_eq!(key(n, 1, true), format!("user{n}"));
+        }
         assert_eq!(key(42, 25, false), "user0000000055488592825689361");
     }
 

@@ -71,11 +71,23 @@ props! {
 /// YCSB property files keep working.
 pub const IGNORED_YCSB_PROPERTIES: &[(&str, &str)] = &[
     ("measurementtype", "yardstick always records HdrHistograms"),
-    ("measurement.interval", "yardstick always records both response and service time"),
+    (
+        "measurement.interval",
+        "yardstick always records both response and service time",
+    ),
     ("measurement.trackjvm", "there is no JVM"),
-    ("histogram.buckets", "yardstick always records HdrHistograms"),
-    ("hdrhistogram.percentiles", "the result holds the full histograms"),
-    ("hdrhistogram.fileoutput", "the result holds the full histograms"),
+    (
+        "histogram.buckets",
+        "yardstick always records HdrHistograms",
+    ),
+    (
+        "hdrhistogram.percentiles",
+        "the result holds the full histograms",
+    ),
+    (
+        "hdrhistogram.fileoutput",
+        "the result holds the full histograms",
+    ),
     ("timeseries.granularity", "use --status-interval"),
     ("exporter", "use --format"),
     ("exportfile", "use --out"),
@@ -295,7 +307,11 @@ impl Properties {
     }
 
     /// One of `choices`, case-insensitively.
-    pub fn get_choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, PropertyError> {
+    pub fn get_choice(
+        &self,
+        name: &str,
+        choices: &[&'static str],
+    ) -> Result<&'static str, PropertyError> {
         let v = self.get(name).to_ascii_lowercase();
         choices
             .iter()
@@ -347,14 +363,18 @@ mod tests {
         let e = p.set_override("recordcont=5").unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("did you mean 'recordcount'"), "{msg}");
-        let e = p.set_override("completelydifferent=1").unwrap_err().to_string();
+        let e = p
+            .set_override("completelydifferent=1")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("did you mean"), "{e}");
     }
 
     #[test]
     fn malformed_values_name_the_property_and_its_source() {
         let mut p = Properties::new();
-        p.load_str("recordcount=lots\nreadallfields=yes\n", "w").unwrap();
+        p.load_str("recordcount=lots\nreadallfields=yes\n", "w")
+            .unwrap();
         let e = p.get_u64(RECORD_COUNT).unwrap_err().to_string();
         assert!(e.contains("recordcount=lots") && e.contains("w:1"), "{e}");
         assert!(p.get_bool(READ_ALL_FIELDS).is_err());
@@ -363,7 +383,8 @@ mod tests {
         assert_eq!(p.get_u64(RECORD_COUNT).unwrap(), 1_000_000);
         p.set_override("requestdistribution=Zipfian").unwrap();
         assert_eq!(
-            p.get_choice(REQUEST_DISTRIBUTION, &["uniform", "zipfian"]).unwrap(),
+            p.get_choice(REQUEST_DISTRIBUTION, &["uniform", "zipfian"])
+                .unwrap(),
             "zipfian"
         );
     }
@@ -378,7 +399,9 @@ mod tests {
     #[test]
     fn unreadable_file_is_a_clear_error() {
         let mut p = Properties::new();
-        let e = p.load_file(Path::new("/nonexistent/workloadz")).unwrap_err();
+        let e = p
+            .load_file(Path::new("/nonexistent/workloadz"))
+            .unwrap_err();
         assert!(e.to_string().contains("/nonexistent/workloadz"));
     }
 }

@@ -33,9 +33,13 @@ pub struct SharedState {
 impl SharedState {
     pub fn new(config: CoreConfig) -> Self {
         let load_end = config.insert_start + config.insert_count;
-        let sequential = (config.request_distribution == RequestDistribution::Sequential).then(|| {
-            Sequential::new(config.insert_start, load_end.max(config.insert_start + 1) - 1)
-        });
+        let sequential =
+            (config.request_distribution == RequestDistribution::Sequential).then(|| {
+                Sequential::new(
+                    config.insert_start,
+                    load_end.max(config.insert_start + 1) - 1,
+                )
+            });
         SharedState {
             load_counter: Counter::new(config.insert_start),
             load_end,
@@ -92,7 +96,11 @@ impl Stream {
                 // popular keys do not move as the table grows.
                 let expected_new =
                     (c.operation_count as f64 * c.proportion(OpKind::Insert) * 2.0) as u64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(lo, lo + c.insert_count + expected_new, theta))
+                KeyChooser::Zipfian(ScrambledZipfian::new(
+                    lo,
+                    lo + c.insert_count + expected_new,
+                    theta,
+                ))
             }
             RequestDistribution::Latest => {
                 KeyChooser::Latest(SkewedLatest::new(c.record_count.saturating_sub(1)))
@@ -108,11 +116,17 @@ impl Stream {
         };
         let field_length = match c.field_length_distribution {
             LengthDistribution::Constant => LengthGenerator::constant(c.field_length),
-            LengthDistribution::Uniform => LengthGenerator::uniform(c.min_field_length, c.field_length),
-            LengthDistribution::Zipfian => LengthGenerator::zipfian(c.min_field_length, c.field_length),
+            LengthDistribution::Uniform => {
+                LengthGenerator::uniform(c.min_field_length, c.field_length)
+            }
+            LengthDistribution::Zipfian => {
+                LengthGenerator::zipfian(c.min_field_length, c.field_length)
+            }
         };
         let scan_length = match c.scan_length_distribution {
-            LengthDistribution::Zipfian => LengthGenerator::zipfian(c.min_scan_length, c.max_scan_length),
+            LengthDistribution::Zipfian => {
+                LengthGenerator::zipfian(c.min_scan_length, c.max_scan_length)
+            }
             _ => LengthGenerator::uniform(c.min_scan_length, c.max_scan_length),
         };
         Stream {
@@ -272,10 +286,21 @@ impl Stream {
 
     /// With `dataintegrity`, checks every field read against the value YCSB's
     /// rules say was written. Returns false on a mismatch or a missing field.
-    pub fn verify(&mut self, shared: &SharedState, key: &[u8], fields: Fields, rec: &Record) -> bool {
+    pub fn verify(
+        &mut self,
+        shared: &SharedState,
+        key: &[u8],
+        fields: Fields,
+        rec: &Record,
+    ) -> bool {
         let c = &shared.config;
         let check = |this: &mut Self, i: usize| -> bool {
-            deterministic_value(key, &field_name(c, i), c.field_length as usize, &mut this.scratch);
+            deterministic_value(
+                key,
+                &field_name(c, i),
+                c.field_length as usize,
+                &mut this.scratch,
+            );
             rec.get(i) == Some(this.scratch.as_slice())
         };
         match fields {
@@ -304,7 +329,11 @@ mod tests {
 
     #[test]
     fn same_seed_same_operation_stream() {
-        let s = shared(&["recordcount=1000", "operationcount=1000", "requestdistribution=zipfian"]);
+        let s = shared(&[
+            "recordcount=1000",
+            "operationcount=1000",
+            "requestdistribution=zipfian",
+        ]);
         let mut a = Stream::new(&s, 42);
         let mut b = Stream::new(&s, 42);
         for _ in 0..1000 {
@@ -361,7 +390,12 @@ mod tests {
 
     #[test]
     fn values_have_the_configured_lengths_and_integrity_values_verify() {
-        let s = shared(&["recordcount=10", "fieldcount=3", "fieldlength=20", "dataintegrity=true"]);
+        let s = shared(&[
+            "recordcount=10",
+            "fieldcount=3",
+            "fieldlength=20",
+            "dataintegrity=true",
+        ]);
         let mut st = Stream::new(&s, 1);
         let mut ws = WriteSet::default();
         let mut key = Vec::new();
@@ -378,7 +412,12 @@ mod tests {
         assert!(!st.verify(&s, &key, Fields::All, &rec));
         assert!(st.verify(&s, &key, Fields::One(0), &rec));
 
-        let s = shared(&["recordcount=10", "fieldlengthdistribution=uniform", "minfieldlength=5", "fieldlength=9"]);
+        let s = shared(&[
+            "recordcount=10",
+            "fieldlengthdistribution=uniform",
+            "minfieldlength=5",
+            "fieldlength=9",
+        ]);
         let mut st = Stream::new(&s, 1);
         for _ in 0..100 {
             st.values(&s, b"k", Fields::One(2), &mut ws);
@@ -390,7 +429,13 @@ mod tests {
 
     #[test]
     fn operation_mix_follows_proportions() {
-        let s = shared(&["recordcount=100", "operationcount=100000", "readproportion=0.5", "updateproportion=0.3", "scanproportion=0.2"]);
+        let s = shared(&[
+            "recordcount=100",
+            "operationcount=100000",
+            "readproportion=0.5",
+            "updateproportion=0.3",
+            "scanproportion=0.2",
+        ]);
         let mut st = Stream::new(&s, 5);
         let mut counts = [0.0; OpKind::COUNT];
         for _ in 0..100_000 {

@@ -1,0 +1,361 @@
+//! `yardstick load` and `yardstick run`: resolve properties, open the target,
+//! run with a status line, write the result atomically, print the summary.
+use crate::status::StatusLine;
+use crate::{workloads, CliError, Format, PhaseArgs, EXIT_INTERRUPTED};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::SystemTime;
+use yardstick_bindings::WithBinding;
+use yardstick_core::binding::{Binding, BindingError, EngineInfo, OpenOptions};
+use yardstick_core::result::{
+    self, BindingInfo, HostInfo, Redactor, ResultContext, RunResult, Semantics,
+};
+use yardstick_core::run::{self, Control, RunOutput, RunSpec};
+use yardstick_core::workload::properties as p;
+use yardstick_core::workload::{CoreConfig, Phase, Properties, SharedState};
+
+/// Properties used by `yardstick run` with no -P, -p or --db: a short,
+/// meaningful workload A against the embedded default.
+const DEMO: &[(&str, &str)] = &[
+    (p::RECORD_COUNT, "50000"),
+    (p::OPERATION_COUNT, "1000000"),
+    (p::MAX_EXECUTION_TIME, "10"),
+];
+
+fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Load => "load",
+        Phase::Run => "run",
+    }
+}
+
+/// Resolves properties: built-in defaults, -P files in order, -p overrides, then flags.
+pub fn resolve_properties(a: &PhaseArgs, demo: bool) -> Result<(Properties, String), CliError> {
+    let mut props = Properties::new();
+    let files: Vec<PathBuf> = if a.property_files.is_empty() {
+        vec![PathBuf::from("workloada")]
+    } else {
+        a.property_files.clone()
+    };
+    let mut names = Vec::new();
+    for f in &files {
+        if let Some((name, text)) = workloads::builtin(f) {
+            props
+                .load_str(text, &format!("{name} (built in)"))
+                .map_err(CliError::bad_input)?;
+            names.push(name.to_string());
+        } else {
+            props.load_file(f).map_err(CliError::bad_input)?;
+            names.push(
+                f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "custom".into()),
+            );
+        }
+    }
+    if demo {
+        for (k, v) in DEMO {
+            props
+                .set(k, v, "default of a run without --db")
+                .map_err(CliError::bad_input)?;
+        }
+    }
+    for o in &a.properties {
+        props.set_override(o).map_err(CliError::bad_input)?;
+    }
+    let flag = |props: &mut Properties, name: &str, value: String, src: &str| {
+        props.set(name, &value, src).map_err(CliError::bad_input)
+    };
+    if let Some(t) = a.threads {
+        flag(&mut props, p::THREAD_COUNT, t.to_string(), "--threads")?;
+    }
+    if let Some(t) = a.target {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(CliError::bad_input(format!(
+                "--target {t} is not a rate: give operations per second, e.g. --target 10000"
+            )));
+        }
+        flag(&mut props, p::TARGET, t.to_string(), "--target")?;
+    }
+    if let Some(d) = a.duration {
+        flag(
+            &mut props,
+            p::MAX_EXECUTION_TIME,
+            d.as_secs_f64().to_string(),
+            "--duration",
+        )?;
+        // --duration makes the run time-bounded: a workload file's operationcount
+        // does not cut it short (an explicit -p operationcount still does).
+        if !a
+            .properties
+            .iter()
+            .any(|o| o.trim_start().starts_with("operationcount="))
+        {
+            flag(
+                &mut props,
+                p::OPERATION_COUNT,
+                "0".into(),
+                "--duration (time-bounded run)",
+            )?;
+        }
+    }
+    if let Some(d) = a.status_interval {
+        flag(
+            &mut props,
+            p::STATUS_INTERVAL,
+            d.as_secs_f64().to_string(),
+            "--status-interval",
+        )?;
+    }
+    let workload = if names.is_empty() {
+        "custom".to_string()
+    } else {
+        names.join("+")
+    };
+    Ok((props, workload))
+}
+
+fn default_seed() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    yardstick_core::rng::derive_seed(t.as_nanos() as u64, &[std::process::id() as u64])
+}
+
+/// Runs `phase` (and, for `run` without --db, the load before it).
+pub fn execute(
+    a: &PhaseArgs,
+    phase: Phase,
+    command_line: Vec<String>,
+    control: &Control,
+) -> Result<i32, CliError> {
+    let demo = phase == Phase::Run
+        && a.db.is_none()
+        && a.property_files.is_empty()
+        && a.properties.is_empty();
+    let (props, workload) = resolve_properties(a, demo)?;
+    for w in &props.warnings {
+        eprintln!("yardstick: warning: {w}");
+    }
+    let config = CoreConfig::from_properties(&props).map_err(CliError::bad_input)?;
+    let seed = a.seed.unwrap_or_else(default_seed);
+    // Without --db: SQLite in a temporary directory, loaded first when running.
+    let temp;
+    let url = match &a.db {
+        Some(u) => u.clone(),
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("yardstick-")
+                .tempdir()
+                .map_err(|e| CliError::bad_input(format!("cannot create a temporary directory: {e}; set TMPDIR to a writable directory")))?;
+            let url = format!("sqlite://{}/yardstick.db", temp.path().display());
+            eprintln!(
+                "yardstick: no --db given: using SQLite in {} (deleted on exit; pass --db sqlite:///path.db to keep it)",
+                temp.path().display()
+            );
+            if demo {
+                eprintln!(
+                    "yardstick: workloada with recordcount=50000, then operationcount=1000000 or maxexecutiontime=10 s, whichever comes first (change with -P/-p)"
+                );
+            }
+            url
+        }
+    };
+    let phases: Vec<Phase> = if a.db.is_none() && phase == Phase::Run {
+        vec![Phase::Load, Phase::Run]
+    } else {
+        vec![phase]
+    };
+    // Every result path is checked before any work starts.
+    let started = SystemTime::now();
+    let scheme = url.split("://").next().unwrap_or("db").to_ascii_lowercase();
+    let mut outputs = Vec::new();
+    for &ph in &phases {
+        let path = match (&a.out, ph == phase) {
+            (Some(o), true) => o.clone(),
+            _ => result::default_result_path(
+                &a.results_dir,
+                started,
+                phase_name(ph),
+                &workload,
+                &scheme,
+            ),
+        };
+        result::check_writable(&path).map_err(|e| {
+            CliError::bad_input(format!(
+                "cannot write the result file {}: {e}; choose another --out or --results-dir",
+                path.display()
+            ))
+        })?;
+        // reserve the name so the second phase's default path differs
+        outputs.push(path);
+    }
+    if outputs.len() == 2 && outputs[0] == outputs[1] {
+        outputs[1] = outputs[1].with_extension("run.json");
+    }
+    let mut redactor = Redactor::default();
+    redactor.add_url(&url);
+    let mut code = 0;
+    for (ph, out_path) in phases.iter().zip(outputs) {
+        // The load that precedes a run without --db loads everything: time limits
+        // apply to the run.
+        let mut cfg = config.clone();
+        if phases.len() > 1 && *ph == Phase::Load {
+            cfg.max_execution_time = None;
+        }
+        let r = run_one(
+            a,
+            *ph,
+            &props,
+            &cfg,
+            &workload,
+            &url,
+            seed,
+            &command_line,
+            control,
+            &redactor,
+        )?;
+        let text = serde_json::to_vec_pretty(&r)
+            .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
+        result::write_atomic(&out_path, &text).map_err(|e| {
+            CliError::failed(format!(
+                "cannot write the result file {}: {e}",
+                out_path.display()
+            ))
+        })?;
+        print_summary(
+            a.format,
+            &r,
+            &out_path,
+            phases.len() > 1 && *ph == Phase::Load,
+        );
+        if r.interrupted {
+            code = EXIT_INTERRUPTED;
+            break;
+        }
+    }
+    Ok(code)
+}
+
+fn print_summary(format: Format, r: &RunResult, path: &Path, brief: bool) {
+    match format {
+        Format::Json => {
+            if let Ok(s) = serde_json::to_string_pretty(r) {
+                println!("{s}");
+            }
+            eprintln!("result: {}", path.display());
+        }
+        Format::Ycsb => {
+            print!("{}", yardstick_report::ycsb_text(r));
+            eprintln!("result: {}", path.display());
+        }
+        Format::Table if brief => {
+            println!(
+                "loaded {} records in {:.2} s ({} inserts/s) · result: {}",
+                yardstick_report::fmt::thousands(r.totals.operations),
+                r.elapsed_s,
+                yardstick_report::fmt::rate(r.totals.ops_per_sec),
+                path.display()
+            );
+        }
+        Format::Table => {
+            print!("{}", yardstick_report::summary_table(r));
+            println!("\nresult: {}", path.display());
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    a: &PhaseArgs,
+    phase: Phase,
+    props: &Properties,
+    config: &CoreConfig,
+    workload: &str,
+    url: &str,
+    seed: u64,
+    command_line: &[String],
+    control: &Control,
+    redactor: &Redactor,
+) -> Result<RunResult, CliError> {
+    if control.stop.load(Ordering::SeqCst) {
+        return Err(CliError {
+            code: EXIT_INTERRUPTED,
+            message: "interrupted before the run started".into(),
+        });
+    }
+    let spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
+        .map_err(CliError::bad_input)?;
+    let opts = OpenOptions {
+        schema: config.schema(),
+        insert_mode: config.insert_mode,
+        update_mode: config.update_mode,
+        create: phase == Phase::Load,
+        sessions: spec.threads * spec.concurrency,
+        data_integrity: config.data_integrity,
+    };
+    let shared = Arc::new(SharedState::new(config.clone()));
+    let mut status = StatusLine::new(a.quiet, phase_name(phase));
+    let exec = Exec {
+        spec: &spec,
+        shared,
+        control,
+        status: &mut status,
+    };
+    let opened = yardstick_bindings::open(url, &opts, exec);
+    status.finish();
+    let (out, engine, before, after) = opened
+        .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
+        .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
+    let ctx = ResultContext {
+        command_line: command_line.to_vec(),
+        workload: workload.to_string(),
+        properties: props,
+        spec: &spec,
+        semantics: Semantics {
+            insert: config.insert_mode,
+            update: config.update_mode,
+            read_modify_write: "read, then update with the configured update semantics".into(),
+        },
+        binding: BindingInfo {
+            scheme: url.split("://").next().unwrap_or("").to_ascii_lowercase(),
+            url: result::redact_url(url),
+            engine,
+            disk_bytes_before: before,
+            disk_bytes_after: after,
+        },
+        host: HostInfo::capture(),
+        redactor,
+        warnings: props.warnings.clone(),
+    };
+    Ok(result::build_result(ctx, &out))
+}
+
+/// Runs the phase once the dispatch table has opened the binding.
+struct Exec<'a> {
+    spec: &'a RunSpec,
+    shared: Arc<SharedState>,
+    control: &'a Control,
+    status: &'a mut StatusLine,
+}
+
+type Opened = (RunOutput, EngineInfo, Option<u64>, Option<u64>);
+
+impl WithBinding for Exec<'_> {
+    type Output = Result<Opened, BindingError>;
+
+    fn call<B: Binding>(self, binding: Arc<B>) -> Self::Output {
+        let before = binding.disk_bytes();
+        let engine = binding.info();
+        let status = self.status;
+        let out = run::run(
+            binding.clone(),
+            self.shared,
+            self.spec,
+            self.control,
+            &mut |v| status.update(v),
+        )?;
+        Ok((out, engine, before, binding.disk_bytes()))
+    }
+}

@@ -1,0 +1,89 @@
+//! The live status line: rewritten in place on a terminal, one plain line per
+//! interval otherwise (logs, CI), nothing with --quiet.
+use std::io::Write;
+use yardstick_core::run::IntervalView;
+use yardstick_report::fmt::{latency, rate, thousands};
+
+pub struct StatusLine {
+    tty: bool,
+    quiet: bool,
+    drawn: bool,
+    label: String,
+}
+
+impl StatusLine {
+    pub fn new(quiet: bool, label: &str) -> Self {
+        // SAFETY: isatty only inspects the descriptor.
+        let tty = unsafe { libc::isatty(2) } == 1;
+        StatusLine {
+            tty,
+            quiet,
+            drawn: false,
+            label: label.to_string(),
+        }
+    }
+
+    pub fn line(&self, v: &IntervalView) -> String {
+        let p = v.point;
+        let clock = if p.warmup {
+            format!("warm-up {:>6.1}s", p.t_s)
+        } else {
+            format!("{:>7.1}s", p.t_s)
+        };
+        let mut s = format!(
+            "[{} {clock}] {} ops  {} ops/s (avg {})",
+            self.label,
+            thousands(v.total_ops),
+            rate(p.ops_per_sec),
+            rate(v.avg_ops_per_sec)
+        );
+        for op in &p.per_op {
+            s.push_str(&format!(
+                "  {} p50 {} p99 {}",
+                op.op.name(),
+                latency(op.p50_ns as f64),
+                latency(op.p99_ns as f64)
+            ));
+        }
+        if v.total_errors > 0 {
+            s.push_str(&format!("  errors {}", thousands(v.total_errors)));
+        }
+        if p.late > 0 {
+            s.push_str(&format!("  late {}", thousands(p.late)));
+        }
+        if let Some(f) = v.progress {
+            let width = 20;
+            let done = (f * width as f64).round() as usize;
+            s.push_str(&format!(
+                "  [{}{}] {:>3.0}%",
+                "#".repeat(done),
+                ".".repeat(width - done.min(width)),
+                f * 100.0
+            ));
+        }
+        s
+    }
+
+    pub fn update(&mut self, v: &IntervalView) {
+        if self.quiet {
+            return;
+        }
+        let line = self.line(v);
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[2K{line}");
+            self.drawn = true;
+        } else {
+            let _ = writeln!(err, "{line}");
+        }
+        let _ = err.flush();
+    }
+
+    /// Ends the in-place line so following output starts on its own line.
+    pub fn finish(&mut self) {
+        if self.drawn {
+            let _ = writeln!(std::io::stderr());
+            self.drawn = false;
+        }
+    }
+}

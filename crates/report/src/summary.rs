@@ -1,0 +1,167 @@
+//! The summary printed after a run: what ran, how fast, the latency
+//! percentiles per operation, and every warning.
+use crate::fmt::{latency, rate, thousands};
+use std::fmt::Write;
+use yardstick_core::result::RunResult;
+use yardstick_core::stats::Summary;
+
+fn row(out: &mut String, name: &str, count: u64, ok_pct: f64, s: &Summary) {
+    let _ = writeln!(
+        out,
+        "  {name:<18} {:>11} {:>6.2}% {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        thousands(count),
+        ok_pct,
+        latency(s.mean),
+        latency(s.p50 as f64),
+        latency(s.p90 as f64),
+        latency(s.p95 as f64),
+        latency(s.p99 as f64),
+        latency(s.p999 as f64),
+        latency(s.p9999 as f64),
+        latency(s.max as f64),
+    );
+}
+
+fn header(out: &mut String, title: &str) {
+    let _ = writeln!(out, "  {title}");
+    let _ = writeln!(
+        out,
+        "  {:<18} {:>11} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "operation", "count", "ok", "mean", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max"
+    );
+}
+
+pub fn summary_table(r: &RunResult) -> String {
+    let mut out = String::new();
+    let engine = &r.binding.engine;
+    let loop_mode = match r.runner.target_ops_per_sec {
+        Some(t) => format!("open loop at {} ops/s", rate(t)),
+        None => "closed loop".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "yardstick {} · {} · {} {} · {} thread(s) x {} in flight · {} · seed {}",
+        match r.phase {
+            yardstick_core::workload::Phase::Load => "load",
+            yardstick_core::workload::Phase::Run => "run",
+        },
+        r.workload,
+        engine.name,
+        engine.version,
+        r.runner.threads,
+        r.runner.concurrency,
+        loop_mode,
+        r.seed
+    );
+    let _ = writeln!(
+        out,
+        "  semantics: insert={} update={} read-modify-write={}  ·  {}",
+        serde_json::to_value(r.semantics.insert)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        serde_json::to_value(r.semantics.update)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        r.semantics.read_modify_write,
+        r.binding.url
+    );
+    let _ = writeln!(
+        out,
+        "  elapsed {:.2} s · {} operations · {} ops/s · {} errors · client CPU {:.2} cores ({:.0} ns/op){}",
+        r.elapsed_s,
+        thousands(r.totals.operations),
+        rate(r.totals.ops_per_sec),
+        thousands(r.totals.errors),
+        r.client.cpu_cores_used,
+        r.client.cpu_ns_per_op,
+        if r.totals.warmup_operations > 0 {
+            format!(" · {} warm-up operations excluded", thousands(r.totals.warmup_operations))
+        } else {
+            String::new()
+        }
+    );
+    out.push('\n');
+    let open = r.runner.target_ops_per_sec.is_some();
+    header(
+        &mut out,
+        if open {
+            "response time (from intended start), successful operations"
+        } else {
+            "latency, successful operations"
+        },
+    );
+    for (name, o) in &r.operations {
+        let ok = o.statuses.get("ok").copied().unwrap_or(0);
+        row(
+            &mut out,
+            name,
+            o.count,
+            100.0 * ok as f64 / o.count.max(1) as f64,
+            &o.response_time_ns,
+        );
+    }
+    if open {
+        out.push('\n');
+        header(
+            &mut out,
+            "service time (from actual start), successful operations",
+        );
+        for (name, o) in &r.operations {
+            let ok = o.statuses.get("ok").copied().unwrap_or(0);
+            row(
+                &mut out,
+                name,
+                o.count,
+                100.0 * ok as f64 / o.count.max(1) as f64,
+                &o.service_time_ns,
+            );
+        }
+        if let Some(s) = &r.schedule {
+            let _ = writeln!(
+                out,
+                "\n  schedule: {:.1}% of target achieved · {} late starts (>1 ms, {:.2}%) · start lag p99 {} max {} · ended {} behind · {} never started",
+                100.0 * s.achieved_fraction_of_target,
+                thousands(s.late_operations),
+                100.0 * s.late_fraction,
+                latency(s.start_lag_ns.p99 as f64),
+                latency(s.start_lag_ns.max as f64),
+                latency(s.final_lag_ns as f64),
+                thousands(s.unstarted_operations)
+            );
+        }
+    }
+    let failures: Vec<String> = r
+        .operations
+        .iter()
+        .flat_map(|(name, o)| {
+            o.statuses
+                .iter()
+                .filter(|(s, _)| s.as_str() != "ok")
+                .map(move |(s, n)| format!("{name} {s} {}", thousands(*n)))
+        })
+        .collect();
+    if !failures.is_empty() {
+        let _ = writeln!(out, "\n  not ok: {}", failures.join(" · "));
+    }
+    for (name, o) in &r.operations {
+        if let Some(s) = &o.scan_rows {
+            let _ = writeln!(
+                out,
+                "  {name}: {:.1} records per scan on average (p50 {}, max {})",
+                s.mean, s.p50, s.max
+            );
+        }
+    }
+    for e in &r.error_samples {
+        let _ = writeln!(out, "  error sample: {} {}: {}", e.op, e.status, e.message);
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "\n  WARNING: {w}");
+    }
+    if !r.complete {
+        let _ = writeln!(out, "\n  PARTIAL RESULT: the run did not finish");
+    }
+    out
+}

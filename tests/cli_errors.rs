@@ -1,0 +1,136 @@
+//! End-to-end: bad input gives one line naming the problem and the fix, exit
+//! code 2, no panic, and never touches an earlier result file.
+mod common;
+use common::*;
+
+fn assert_bad_input(dir: &std::path::Path, args: &[&str], expect: &str) {
+    let r = yardstick(dir, args);
+    assert_eq!(r.code, 2, "{args:?}: exit {} stderr {}", r.code, r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("yardstick: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{args:?}: {}", r.stderr);
+    assert!(
+        errors[0].contains(expect),
+        "{args:?}: expected {expect:?} in {:?}",
+        errors[0]
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("keep.json"), "earlier result").unwrap();
+    let keep = ["--out", "keep.json"];
+    let with = |args: &[&'static str]| -> Vec<&'static str> {
+        [&["run", "--db", "null://"][..], args, &keep[..]].concat()
+    };
+    assert_bad_input(
+        d,
+        &with(&["-p", "recordcont=10"]),
+        "did you mean 'recordcount'",
+    );
+    assert_bad_input(
+        d,
+        &with(&["-p", "operationcount=many"]),
+        "operationcount=many",
+    );
+    assert_bad_input(
+        d,
+        &with(&["-p", "readproportion=0", "-p", "updateproportion=0"]),
+        "every operation proportion is 0",
+    );
+    assert_bad_input(
+        d,
+        &with(&["-p", "requestdistribution=pareto"]),
+        "requestdistribution",
+    );
+    assert_bad_input(
+        d,
+        &with(&["-P", "no/such/workload"]),
+        "cannot read property file no/such/workload",
+    );
+    assert_bad_input(d, &with(&["-p", "noequals"]), "expected -p name=value");
+    assert_bad_input(d, &with(&["-p", "operationcount=0"]), "the run has no end");
+    assert_bad_input(
+        d,
+        &["run", "--db", "oracle://db", "--out", "keep.json"],
+        "known schemes: null, sqlite",
+    );
+    assert_bad_input(
+        d,
+        &["run", "--db", "null://?colour=red", "--out", "keep.json"],
+        "unknown option 'colour'",
+    );
+    assert_bad_input(
+        d,
+        &[
+            "run",
+            "--db",
+            "sqlite:///no/such/dir/x.db",
+            "--out",
+            "keep.json",
+        ],
+        "does not exist",
+    );
+    assert_bad_input(
+        d,
+        &[
+            "run",
+            "--db",
+            &format!("sqlite://{}/empty.db", d.display()),
+            "--out",
+            "keep.json",
+        ],
+        "run `yardstick load`",
+    );
+    assert_bad_input(
+        d,
+        &["run", "--db", "null://", "--out", "keep.json/sub/r.json"],
+        "cannot write the result file",
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("keep.json")).unwrap(),
+        "earlier result",
+        "an earlier result is never destroyed"
+    );
+    // clap's own errors also exit 2
+    let r = yardstick(d, &["run", "--threads", "lots"]);
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn passwords_never_appear_in_output_or_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://bench:hunter2@db.example:5432",
+            "-p",
+            "operationcount=1000",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let file = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    for (what, text) in [
+        ("stdout", &r.stdout),
+        ("stderr", &r.stderr),
+        ("result", &file),
+    ] {
+        assert!(!text.contains("hunter2"), "the password leaked into {what}");
+    }
+    assert!(file.contains("null://bench:***@db.example:5432"));
+    let e = yardstick(
+        dir.path(),
+        &["run", "--db", "sqlite:///no/dir/x.db?password=hunter2"],
+    );
+    assert!(!e.stderr.contains("hunter2") && e.code == 2, "{}", e.stderr);
+}

@@ -1,0 +1,203 @@
+//! End-to-end: open loop, warm-up, status line, Ctrl-C.
+mod common;
+use common::*;
+use std::time::Duration;
+
+#[test]
+fn open_loop_measures_response_from_the_intended_start_and_service_from_the_actual_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?latency=1ms",
+            "-p",
+            "recordcount=100",
+            "--target",
+            "200",
+            "--duration",
+            "2s",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_eq!(v["runner"]["loop_mode"], "open");
+    let read = op(&v, "READ");
+    let (resp, serv) = (&read["response_time_ns"], &read["service_time_ns"]);
+    assert!(
+        serv["p50"].as_u64().unwrap() >= 1_000_000,
+        "service includes the simulated 1 ms"
+    );
+    assert!(resp["p50"].as_u64().unwrap() >= serv["p50"].as_u64().unwrap());
+    let ops = v["totals"]["operations"].as_u64().unwrap();
+    assert!(
+        (380..=401).contains(&ops),
+        "200/s for 2 s gives 400 scheduled operations, got {ops}"
+    );
+    assert!(
+        v["schedule"]["achieved_fraction_of_target"]
+            .as_f64()
+            .unwrap()
+            > 0.9
+    );
+    assert!(
+        r.stdout.contains("service time (from actual start)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn falling_behind_the_schedule_is_reported_not_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    // one slot at 2 ms per operation can do 500/s; ask for 2000/s
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?latency=2ms",
+            "-p",
+            "recordcount=100",
+            "--target",
+            "2000",
+            "--duration",
+            "2s",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    let s = &v["schedule"];
+    assert!(s["late_operations"].as_u64().unwrap() > 100, "{s}");
+    assert!(s["unstarted_operations"].as_u64().unwrap() > 1000, "{s}");
+    assert!(s["final_lag_ns"].as_u64().unwrap() > 500_000_000, "{s}");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("target rate missed"), "{warnings}");
+    let read = op(&v, "READ");
+    // coordinated omission: response times grow with the backlog, service times do not
+    assert!(
+        read["response_time_ns"]["p99"].as_u64().unwrap()
+            > 10 * read["service_time_ns"]["p99"].as_u64().unwrap()
+    );
+    assert!(r.stdout.contains("WARNING: target rate missed"));
+}
+
+#[test]
+fn warmup_is_run_and_excluded_from_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?latency=100us",
+            "-p",
+            "recordcount=100",
+            "--warmup",
+            "1s",
+            "--duration",
+            "1s",
+            "--status-interval",
+            "250ms",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    let series = v["time_series"].as_array().unwrap();
+    let warm: Vec<_> = series.iter().filter(|p| p["warmup"] == true).collect();
+    assert!(warm.len() >= 3, "warm-up intervals are in the series");
+    let warm_ops: u64 = warm.iter().map(|p| p["ops"].as_u64().unwrap()).sum();
+    assert_eq!(v["totals"]["warmup_operations"].as_u64().unwrap(), warm_ops);
+    let measured: u64 = series
+        .iter()
+        .filter(|p| p["warmup"] == false)
+        .map(|p| p["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["totals"]["operations"].as_u64().unwrap(), measured);
+    assert!(warm_ops > 1000 && measured > 1000);
+    let elapsed = v["elapsed_s"].as_f64().unwrap();
+    assert!(
+        (0.95..1.5).contains(&elapsed),
+        "measured time excludes warm-up: {elapsed}"
+    );
+}
+
+#[test]
+fn status_line_prints_one_line_per_interval_when_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?latency=50us",
+            "-p",
+            "recordcount=100",
+            "--duration",
+            "1s",
+            "--status-interval",
+            "200ms",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with("[run")).collect();
+    assert!((4..=7).contains(&lines.len()), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("ops/s") && l.contains("READ p50") && l.contains('%')),
+        "{lines:?}"
+    );
+    assert!(
+        !r.stderr.contains('\r'),
+        "no carriage returns outside a terminal"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_writes_the_partial_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("partial.json");
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--db",
+            "null://?latency=100us",
+            "-p",
+            "recordcount=100",
+            "--duration",
+            "60s",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let v = read_json(&out);
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["complete"], false);
+    assert!(v["totals"]["operations"].as_u64().unwrap() > 100);
+    assert!(v["elapsed_s"].as_f64().unwrap() < 10.0);
+    assert!(v["warnings"].to_string().contains("partial result"));
+    assert_schema_valid(&v);
+}

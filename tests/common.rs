@@ -1,0 +1,66 @@
+//! Helpers for the end-to-end tests: run the real `yardstick` binary in a
+//! temporary working directory and read what it wrote.
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_yardstick")
+}
+
+pub fn yardstick(dir: &Path, args: &[&str]) -> Run {
+    let out: Output = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the yardstick binary runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("result files are JSON")
+}
+
+pub fn results_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("results"))
+        .map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Validates `value` against the repository's result JSON Schema.
+pub fn assert_schema_valid(value: &serde_json::Value) {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
+    let schema: serde_json::Value = read_json(&schema_path);
+    let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match schema/result.schema.json:\n{}",
+        errors.join("\n")
+    );
+}
+
+pub fn op<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    &result["operations"][name]
+}
+
+pub fn count(result: &serde_json::Value, name: &str) -> u64 {
+    op(result, name)["count"].as_u64().unwrap_or(0)
+}
