@@ -274,12 +274,21 @@ impl WriteSet {
     /// Appends field `field` and returns its buffer, cleared, to fill.
     #[inline]
     pub fn push(&mut self, field: usize) -> &mut Vec<u8> {
+        let buf = self.push_reuse(field);
+        buf.clear();
+        buf
+    }
+
+    /// Appends field `field` and returns its buffer with the previous call's
+    /// contents: a caller that overwrites every byte resizes instead of
+    /// clearing, so a value of unchanged length is not zeroed first.
+    #[inline]
+    pub fn push_reuse(&mut self, field: usize) -> &mut Vec<u8> {
         if self.len == self.entries.len() {
             self.entries.push((field, Vec::new()));
         }
         let e = &mut self.entries[self.len];
         e.0 = field;
-        e.1.clear();
         self.len += 1;
         &mut e.1
     }

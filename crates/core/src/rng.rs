@@ -79,21 +79,52 @@ impl Rng {
         (m >> 64) as u64
     }
 
-    /// Fills `buf` with printable ASCII (0x20..=0x5F), eight bytes per draw, like
-    /// YCSB's RandomByteIterator fills values with printable characters.
-    #[inline]
+    /// Fills `buf` with printable ASCII (see [`Filler`]).
     pub fn fill_printable(&mut self, buf: &mut [u8]) {
+        Filler::new(self).fill(buf);
+    }
+}
+
+/// Fills value buffers with printable ASCII (0x20..=0x5F), like YCSB's
+/// RandomByteIterator. Four independent wyrand lanes, seeded once from a
+/// stream's RNG, write 32 bytes per round so the CPU overlaps their multiplies.
+#[derive(Debug, Clone)]
+pub struct Filler {
+    lanes: [u64; 4],
+}
+
+impl Filler {
+    pub fn new(rng: &mut Rng) -> Self {
+        Filler {
+            lanes: [
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+            ],
+        }
+    }
+
+    #[inline]
+    pub fn fill(&mut self, buf: &mut [u8]) {
         const MASK: u64 = 0x3F3F_3F3F_3F3F_3F3F;
         const BASE: u64 = 0x2020_2020_2020_2020;
-        let mut chunks = buf.chunks_exact_mut(8);
-        for chunk in &mut chunks {
-            let v = (self.next_u64() & MASK) + BASE;
-            chunk.copy_from_slice(&v.to_le_bytes());
+        #[inline(always)]
+        fn wy(state: &mut u64) -> u64 {
+            *state = state.wrapping_add(0xA076_1D64_78BD_642F);
+            let t = (*state as u128).wrapping_mul((*state ^ 0xE703_7ED1_A0B4_28DB) as u128);
+            ((t >> 64) ^ t) as u64
         }
-        let rest = chunks.into_remainder();
-        if !rest.is_empty() {
-            let v = ((self.next_u64() & MASK) + BASE).to_le_bytes();
-            rest.copy_from_slice(&v[..rest.len()]);
+        let lanes = &mut self.lanes;
+        let mut chunks = buf.chunks_exact_mut(32);
+        for chunk in &mut chunks {
+            for (lane, out) in lanes.iter_mut().zip(chunk.chunks_exact_mut(8)) {
+                out.copy_from_slice(&((wy(lane) & MASK) + BASE).to_le_bytes());
+            }
+        }
+        for (i, out) in chunks.into_remainder().chunks_mut(8).enumerate() {
+            let v = ((wy(&mut lanes[i]) & MASK) + BASE).to_le_bytes();
+            out.copy_from_slice(&v[..out.len()]);
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::generator::{
     ScrambledZipfian, Sequential, SkewedLatest, Uniform,
 };
 use crate::op::OpKind;
-use crate::rng::Rng;
+use crate::rng::{Filler, Rng};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -80,6 +80,7 @@ pub struct Stream {
     field_length: LengthGenerator,
     scan_length: LengthGenerator,
     field_chooser: Uniform,
+    filler: Filler,
     /// Scratch for deterministic values.
     scratch: Vec<u8>,
 }
@@ -129,8 +130,11 @@ impl Stream {
             }
             _ => LengthGenerator::uniform(c.min_scan_length, c.max_scan_length),
         };
+        let mut rng = Rng::new(seed);
+        let filler = Filler::new(&mut rng);
         Stream {
-            rng: Rng::new(seed),
+            rng,
+            filler,
             ops: Discrete::new(&c.mix).expect("validated: some proportion is positive"),
             keys,
             field_length,
@@ -266,12 +270,12 @@ impl Stream {
         let c = &shared.config;
         let one = |this: &mut Self, i: usize, out: &mut WriteSet| {
             let len = this.field_length.next(&mut this.rng) as usize;
-            let buf = out.push(i);
+            let buf = out.push_reuse(i);
             if c.data_integrity {
                 deterministic_value(key, &field_name(c, i), len, buf);
             } else {
-                buf.resize(len, 0);
-                this.rng.fill_printable(buf);
+                buf.resize(len, 0); // a no-op when the length is unchanged
+                this.filler.fill(buf);
             }
         };
         match fields {
