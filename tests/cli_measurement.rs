@@ -201,3 +201,30 @@ fn ctrl_c_stops_the_run_and_writes_the_partial_result() {
     assert!(v["warnings"].to_string().contains("partial result"));
     assert_schema_valid(&v);
 }
+
+#[test]
+fn threads_and_in_flight_slots_share_the_operation_count_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?latency=20us",
+            "-p",
+            "operationcount=10001",
+            "--threads",
+            "2",
+            "--concurrency",
+            "4",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_eq!(v["runner"]["threads"], 2);
+    assert_eq!(v["runner"]["concurrency"], 4);
+    assert_eq!(v["totals"]["operations"], 10001);
+}

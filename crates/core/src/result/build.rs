@@ -93,9 +93,13 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     let cores = crate::run::cpu::available_cores();
     let cpu_s = out.cpu.as_secs_f64();
     let cores_used = if elapsed > 0.0 { cpu_s / elapsed } else { 0.0 };
-    if elapsed > 0.5 && cores_used > SATURATED * cores as f64 {
+    // The workers can use at most one core each: a client using (nearly) all of
+    // min(threads, cores) is the bottleneck, whatever the machine's size.
+    let usable = spec.threads.min(cores) as f64;
+    if elapsed > 0.5 && cores_used > SATURATED * usable {
         warnings.push(format!(
-            "client CPU saturated: the benchmark process used {cores_used:.2} of {cores} cores; the client (or an embedded engine running in it) may be the bottleneck"
+            "client CPU saturated: the benchmark process used {cores_used:.2} cores with {} worker thread(s) on {cores} cores; the client (or an embedded engine running in it) may be the bottleneck",
+            spec.threads
         ));
     }
     if errors > 0 {
@@ -223,5 +227,96 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
                 message: r.redact(m),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::RunSpec;
+    use crate::stats::Recorder;
+    use crate::workload::{CoreConfig, Phase};
+    use std::time::{Duration, SystemTime};
+
+    fn result_with_cpu(threads: &str, cpu_s: f64, target: Option<&str>) -> RunResult {
+        let mut props = Properties::new();
+        props.set_override("recordcount=10").unwrap();
+        props
+            .set_override(&format!("threadcount={threads}"))
+            .unwrap();
+        if let Some(t) = target {
+            props.set_override(&format!("target={t}")).unwrap();
+        }
+        let c = CoreConfig::from_properties(&props).unwrap();
+        let spec = RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).unwrap();
+        let mut total = Recorder::new();
+        for _ in 0..1000 {
+            total.record(OpKind::Insert, Status::Ok, 1000, 900, 0, 100);
+            total.record_lag(5_000_000);
+        }
+        let out = RunOutput {
+            total,
+            series: Vec::new(),
+            started_at: SystemTime::UNIX_EPOCH,
+            ended_at: SystemTime::UNIX_EPOCH,
+            measured_elapsed: Duration::from_secs(2),
+            warmup_ops: 0,
+            interrupted: false,
+            unstarted: 0,
+            final_lag_ns: 0,
+            cpu: Duration::from_secs_f64(cpu_s),
+            late_reports: 0,
+        };
+        let r = Redactor::default();
+        let ctx = ResultContext {
+            command_line: vec![],
+            workload: "w".into(),
+            properties: &props,
+            spec: &spec,
+            semantics: Semantics {
+                insert: c.insert_mode,
+                update: c.update_mode,
+                read_modify_write: "x".into(),
+            },
+            binding: BindingInfo {
+                scheme: "null".into(),
+                url: "null://".into(),
+                engine: Default::default(),
+                disk_bytes_before: None,
+                disk_bytes_after: None,
+            },
+            host: HostInfo::default(),
+            redactor: &r,
+            warnings: vec![],
+        };
+        build_result(ctx, &out)
+    }
+
+    #[test]
+    fn saturation_is_judged_against_the_threads_the_client_can_use() {
+        let busy = result_with_cpu("1", 1.9, None);
+        assert!(
+            busy.warnings
+                .iter()
+                .any(|w| w.contains("client CPU saturated")),
+            "{:?}",
+            busy.warnings
+        );
+        assert!((busy.client.cpu_ns_per_op - 1.9e6).abs() < 1.0);
+        let idle = result_with_cpu("1", 0.4, None);
+        assert!(idle.warnings.is_empty(), "{:?}", idle.warnings);
+    }
+
+    #[test]
+    fn late_starts_warn_that_the_target_was_missed() {
+        let r = result_with_cpu("1", 0.1, Some("2000"));
+        let s = r.schedule.as_ref().unwrap();
+        assert_eq!(s.late_operations, 1000);
+        assert!((s.achieved_fraction_of_target - 0.25).abs() < 1e-9);
+        assert!(
+            r.warnings.iter().any(|w| w.contains("target rate missed")),
+            "{:?}",
+            r.warnings
+        );
     }
 }

@@ -434,3 +434,98 @@ mod tests {
         assert_eq!(iv.start_of(2), ms + Duration::from_secs(2));
     }
 }
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+    use crate::binding::{EngineInfo, Fields, Record, ScanRows};
+    use crate::workload::{CoreConfig, Properties};
+    use std::sync::atomic::AtomicU32;
+
+    /// Fails every insert `failures` times before it succeeds.
+    struct Flaky {
+        failures: u32,
+        attempts: Arc<AtomicU32>,
+    }
+    struct FlakySession(u32, Arc<AtomicU32>);
+
+    impl Binding for Flaky {
+        type Session = FlakySession;
+        async fn session(&self) -> Result<FlakySession, BindingError> {
+            Ok(FlakySession(self.failures, self.attempts.clone()))
+        }
+        fn info(&self) -> EngineInfo {
+            EngineInfo::default()
+        }
+    }
+
+    impl Session for FlakySession {
+        async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
+            Outcome::ok(1, 0)
+        }
+        async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+        async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+        async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+            let n = self.1.fetch_add(1, Ordering::SeqCst);
+            if n % (self.0 + 1) < self.0 {
+                Outcome::failed(Status::Unavailable, "try again")
+            } else {
+                Outcome::ok(0, 0)
+            }
+        }
+        async fn delete(&mut self, _: &[u8]) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+    }
+
+    fn load(limit: &str, failures: u32) -> (crate::run::RunOutput, u32) {
+        let mut p = Properties::new();
+        for kv in [
+            "recordcount=5",
+            "fieldcount=1",
+            &format!("core_workload_insertion_retry_limit={limit}"),
+            "core_workload_insertion_retry_interval=0.001",
+        ] {
+            p.set_override(kv).unwrap();
+        }
+        let c = CoreConfig::from_properties(&p).unwrap();
+        let spec = RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).unwrap();
+        let attempts = Arc::new(AtomicU32::new(0));
+        let b = Arc::new(Flaky {
+            failures,
+            attempts: attempts.clone(),
+        });
+        let out = crate::run::run(
+            b,
+            Arc::new(SharedState::new(c)),
+            &spec,
+            &crate::run::Control::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        (out, attempts.load(Ordering::SeqCst))
+    }
+
+    #[test]
+    fn failed_load_inserts_are_retried_up_to_the_limit_and_counted() {
+        let (out, attempts) = load("2", 2);
+        let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
+        assert_eq!(
+            ins.statuses[Status::Ok.index()],
+            5,
+            "every insert succeeds on its third attempt"
+        );
+        assert_eq!(out.total.retries, 10);
+        assert_eq!(attempts, 15);
+        let (out, _) = load("1", 2);
+        let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
+        assert!(
+            ins.statuses[Status::Unavailable.index()] > 0,
+            "one retry is not enough"
+        );
+    }
+}
