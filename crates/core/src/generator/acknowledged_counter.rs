@@ -12,10 +12,16 @@ const MASK: u64 = (WINDOW as u64) - 1;
 #[error("more than {WINDOW} inserts are unacknowledged; lower the concurrency")]
 pub struct WindowFull;
 
+/// Keeps a hot atomic on its own cache line: `next` is written by inserts while
+/// every read loads `limit`.
+#[repr(align(64))]
+#[derive(Debug)]
+struct Padded<T>(T);
+
 pub struct AcknowledgedCounter {
-    next: AtomicU64,
+    next: Padded<AtomicU64>,
     /// Highest contiguous acknowledged value; -1 before the first when start is 0.
-    limit: AtomicI64,
+    limit: Padded<AtomicI64>,
     window: Box<[AtomicBool]>,
     /// Try-lock: only one thread advances `limit` at a time, the others move on.
     advancing: AtomicBool,
@@ -24,8 +30,8 @@ pub struct AcknowledgedCounter {
 impl std::fmt::Debug for AcknowledgedCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AcknowledgedCounter")
-            .field("next", &self.next)
-            .field("limit", &self.limit)
+            .field("next", &self.next.0)
+            .field("limit", &self.limit.0)
             .finish()
     }
 }
@@ -35,8 +41,8 @@ impl AcknowledgedCounter {
     pub fn new(start: u64) -> Self {
         let window = (0..WINDOW).map(|_| AtomicBool::new(false)).collect();
         AcknowledgedCounter {
-            next: AtomicU64::new(start),
-            limit: AtomicI64::new(start as i64 - 1),
+            next: Padded(AtomicU64::new(start)),
+            limit: Padded(AtomicI64::new(start as i64 - 1)),
             window,
             advancing: AtomicBool::new(false),
         }
@@ -44,13 +50,13 @@ impl AcknowledgedCounter {
 
     #[inline]
     pub fn next(&self) -> u64 {
-        self.next.fetch_add(1, Ordering::Relaxed)
+        self.next.0.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Highest value v such that every value <= v was acknowledged (or -1).
     #[inline]
     pub fn limit(&self) -> i64 {
-        self.limit.load(Ordering::Acquire)
+        self.limit.0.load(Ordering::Acquire)
     }
 
     /// Marks `value` done and advances the limit over every contiguous done value.
@@ -67,7 +73,7 @@ impl AcknowledgedCounter {
             {
                 return Ok(()); // another thread is advancing and will see our slot
             }
-            let before = self.limit.load(Ordering::Relaxed);
+            let before = self.limit.0.load(Ordering::Relaxed);
             let mut index = before + 1;
             loop {
                 let s = &self.window[(index as u64 & MASK) as usize];
@@ -77,7 +83,7 @@ impl AcknowledgedCounter {
                 s.store(false, Ordering::Release);
                 index += 1;
             }
-            self.limit.store(index - 1, Ordering::Release);
+            self.limit.0.store(index - 1, Ordering::Release);
             self.advancing.store(false, Ordering::Release);
             // A slot acknowledged while we held the lock may be right after the new
             // limit; look again so it is not stranded.
