@@ -188,11 +188,7 @@ pub fn execute(
                 path.display()
             ))
         })?;
-        // reserve the name so the second phase's default path differs
         outputs.push(path);
-    }
-    if outputs.len() == 2 && outputs[0] == outputs[1] {
-        outputs[1] = outputs[1].with_extension("run.json");
     }
     let mut redactor = Redactor::default();
     redactor.add_url(&url);

@@ -21,7 +21,7 @@ pub use spec::{Control, RunSpec, SpecError};
 use crate::binding::{Binding, BindingError};
 use crate::workload::SharedState;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Barrier, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Runs `spec` against `binding`, calling `on_interval` once per sampling
@@ -34,49 +34,59 @@ pub fn run<B: Binding>(
     control: &Control,
     on_interval: &mut dyn FnMut(&IntervalView),
 ) -> Result<RunOutput, BindingError> {
-    let threads = spec.threads;
     let (tx, rx) = mpsc::channel::<worker::Report>();
-    let ready = Arc::new(Barrier::new(threads + 1));
-    let go = Arc::new(Barrier::new(threads + 1));
-    let start_at: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
+    let gate = Arc::new(worker::StartGate::default());
     let failed: Arc<Mutex<Option<BindingError>>> = Arc::new(Mutex::new(None));
     let abort = Arc::new(AtomicBool::new(false));
     let stop = control.stop.clone();
 
     std::thread::scope(|scope| {
-        for w in 0..threads {
+        let mut spawned = 0;
+        for w in 0..spec.threads {
             let ctx = worker::WorkerContext {
                 worker: w,
                 spec: spec.clone(),
                 shared: shared.clone(),
                 stop: stop.clone(),
                 abort: abort.clone(),
-                start_at: start_at.clone(),
+                gate: gate.clone(),
                 tx: tx.clone(),
             };
-            let (binding, ready, go, failed) =
-                (binding.clone(), ready.clone(), go.clone(), failed.clone());
-            std::thread::Builder::new()
+            let (binding, worker_failed) = (binding.clone(), failed.clone());
+            let started = std::thread::Builder::new()
                 .name(format!("yardstick-worker-{w}"))
                 .spawn_scoped(scope, move || {
-                    worker::run_worker(&*binding, ctx, &ready, &go, &failed)
-                })
-                .expect("spawning a worker thread");
+                    worker::run_worker(&*binding, ctx, &worker_failed)
+                });
+            match started {
+                Ok(_) => spawned += 1,
+                Err(e) => {
+                    if let Ok(mut f) = failed.lock() {
+                        f.get_or_insert(BindingError::Io(format!(
+                            "cannot start worker thread {w} of {}: {e}; use fewer --threads",
+                            spec.threads
+                        )));
+                    }
+                    break;
+                }
+            }
         }
         drop(tx);
-        ready.wait();
+        // Every worker has opened its sessions (or failed to) before the clock starts.
+        gate.wait_ready(spawned);
         let failure = failed.lock().map(|mut f| f.take()).unwrap_or(None);
         if failure.is_some() {
             abort.store(true, Ordering::SeqCst);
         }
         // Start a little in the future so every worker begins on the same schedule.
         let t0 = Instant::now() + Duration::from_millis(1);
-        let _ = start_at.set(t0);
-        go.wait();
+        gate.open(t0);
         if let Some(e) = failure {
             for _ in rx.iter() {}
             return Err(e);
         }
-        Ok(sampler::sample(spec, t0, rx, &stop, on_interval))
+        let mut spec = spec.clone();
+        spec.threads = spawned;
+        Ok(sampler::sample(&spec, t0, rx, &stop, on_interval))
     })
 }

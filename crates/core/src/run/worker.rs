@@ -13,7 +13,7 @@ use crate::stats::Recorder;
 use crate::workload::{Phase, PlannedOp, SharedState, Stream};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Barrier, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub(crate) enum Report {
@@ -35,8 +35,53 @@ pub(crate) struct WorkerContext {
     pub shared: Arc<SharedState>,
     pub stop: Arc<AtomicBool>,
     pub abort: Arc<AtomicBool>,
-    pub start_at: Arc<OnceLock<Instant>>,
+    pub gate: Arc<StartGate>,
     pub tx: mpsc::Sender<Report>,
+}
+
+/// Workers report ready (sessions open); the sampler then opens the gate with
+/// the common start instant. Counts rather than a fixed-size barrier, so a
+/// thread that could not be spawned cannot deadlock the start.
+#[derive(Debug, Default)]
+pub(crate) struct StartGate {
+    state: Mutex<(usize, Option<Instant>)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    fn arrive(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.0 += 1;
+            self.changed.notify_all();
+        }
+    }
+
+    pub fn wait_ready(&self, workers: usize) {
+        let Ok(mut s) = self.state.lock() else { return };
+        while s.0 < workers {
+            s = match self.changed.wait(s) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        }
+    }
+
+    pub fn open(&self, t0: Instant) {
+        if let Ok(mut s) = self.state.lock() {
+            s.1 = Some(t0);
+            self.changed.notify_all();
+        }
+    }
+
+    fn wait_open(&self) -> Option<Instant> {
+        let mut s = self.state.lock().ok()?;
+        loop {
+            if let Some(t0) = s.1 {
+                return Some(t0);
+            }
+            s = self.changed.wait(s).ok()?;
+        }
+    }
 }
 
 /// Maps instants to interval indices: interval 0 starts when measurement starts
@@ -130,8 +175,6 @@ struct SlotEnd {
 pub(crate) fn run_worker<B: Binding>(
     binding: &B,
     ctx: WorkerContext,
-    ready: &Barrier,
-    go: &Barrier,
     failed: &Mutex<Option<BindingError>>,
 ) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -160,12 +203,9 @@ pub(crate) fn run_worker<B: Binding>(
             }
         }
     }
-    ready.wait();
-    go.wait();
-    let (Ok(rt), false) = (rt, ctx.abort.load(Ordering::SeqCst)) else {
-        return;
-    };
-    let Some(&t0) = ctx.start_at.get() else {
+    ctx.gate.arrive();
+    let t0 = ctx.gate.wait_open();
+    let (Ok(rt), false, Some(t0)) = (rt, ctx.abort.load(Ordering::SeqCst), t0) else {
         return;
     };
     let intervals = Intervals {
@@ -531,5 +571,69 @@ mod retry_tests {
             ins.statuses[Status::Unavailable.index()] > 0,
             "one retry is not enough"
         );
+    }
+}
+
+#[cfg(test)]
+mod start_tests {
+    use super::*;
+    use crate::binding::{EngineInfo, Fields, Record, ScanRows};
+    use crate::workload::{CoreConfig, Properties};
+    use std::sync::atomic::AtomicU32;
+
+    /// Opens one session, then refuses (as a server at its connection limit would).
+    struct OneSession(AtomicU32);
+    struct Nothing;
+
+    impl Binding for OneSession {
+        type Session = Nothing;
+        async fn session(&self) -> Result<Nothing, BindingError> {
+            match self.0.fetch_add(1, Ordering::SeqCst) {
+                0 => Ok(Nothing),
+                _ => Err(BindingError::Unavailable("too many connections".into())),
+            }
+        }
+        fn info(&self) -> EngineInfo {
+            EngineInfo::default()
+        }
+    }
+
+    impl Session for Nothing {
+        async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
+            Outcome::ok(1, 0)
+        }
+        async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+        async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+        async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+        async fn delete(&mut self, _: &[u8]) -> Outcome {
+            Outcome::ok(0, 0)
+        }
+    }
+
+    #[test]
+    fn a_session_that_cannot_open_stops_the_run_before_it_starts() {
+        let mut p = Properties::new();
+        for kv in ["recordcount=10", "operationcount=100", "threadcount=3"] {
+            p.set_override(kv).unwrap();
+        }
+        let c = CoreConfig::from_properties(&p).unwrap();
+        let spec = RunSpec::from_config(Phase::Run, &c, 2, Duration::ZERO, 1).unwrap();
+        let b = Arc::new(OneSession(AtomicU32::new(0)));
+        let e = crate::run::run(
+            b,
+            Arc::new(SharedState::new(c)),
+            &spec,
+            &crate::run::Control::default(),
+            &mut |_| {},
+        )
+        .err()
+        .expect("the run must not start");
+        assert!(e.to_string().contains("too many connections"));
     }
 }
