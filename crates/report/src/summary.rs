@@ -2,7 +2,7 @@
 //! percentiles per operation, and every warning.
 use crate::fmt::{latency, rate, thousands};
 use std::fmt::Write;
-use yardstick_core::result::RunResult;
+use yardstick_core::result::{OpResult, RunResult};
 use yardstick_core::stats::Summary;
 
 fn row(out: &mut String, name: &str, count: u64, ok_pct: f64, s: &Summary) {
@@ -20,6 +20,20 @@ fn row(out: &mut String, name: &str, count: u64, ok_pct: f64, s: &Summary) {
         latency(s.p9999 as f64),
         latency(s.max as f64),
     );
+}
+
+/// One row per operation, latencies taken by `pick`.
+fn table(out: &mut String, r: &RunResult, pick: impl Fn(&OpResult) -> &Summary) {
+    for (name, o) in &r.operations {
+        let ok = o.statuses.get("ok").copied().unwrap_or(0);
+        row(
+            out,
+            name,
+            o.count,
+            100.0 * ok as f64 / o.count.max(1) as f64,
+            pick(o),
+        );
+    }
 }
 
 fn header(out: &mut String, title: &str) {
@@ -92,32 +106,14 @@ pub fn summary_table(r: &RunResult) -> String {
             "latency, successful operations"
         },
     );
-    for (name, o) in &r.operations {
-        let ok = o.statuses.get("ok").copied().unwrap_or(0);
-        row(
-            &mut out,
-            name,
-            o.count,
-            100.0 * ok as f64 / o.count.max(1) as f64,
-            &o.response_time_ns,
-        );
-    }
+    table(&mut out, r, |o| &o.response_time_ns);
     if open {
         out.push('\n');
         header(
             &mut out,
             "service time (from actual start), successful operations",
         );
-        for (name, o) in &r.operations {
-            let ok = o.statuses.get("ok").copied().unwrap_or(0);
-            row(
-                &mut out,
-                name,
-                o.count,
-                100.0 * ok as f64 / o.count.max(1) as f64,
-                &o.service_time_ns,
-            );
-        }
+        table(&mut out, r, |o| &o.service_time_ns);
         if let Some(s) = &r.schedule {
             let _ = writeln!(
                 out,

@@ -480,30 +480,47 @@ mod tests {
 }
 
 #[cfg(test)]
-mod retry_tests {
+mod fake_binding_tests {
     use super::*;
     use crate::binding::{EngineInfo, Fields, Record, ScanRows};
     use crate::workload::{CoreConfig, Properties};
     use std::sync::atomic::AtomicU32;
 
-    /// Fails every insert `failures` times before it succeeds.
-    struct Flaky {
-        failures: u32,
+    /// A binding that fails every insert `insert_failures` times before it
+    /// succeeds, and refuses sessions after the first `sessions` ones.
+    struct Fake {
+        insert_failures: u32,
+        sessions: u32,
+        opened: AtomicU32,
         attempts: Arc<AtomicU32>,
     }
-    struct FlakySession(u32, Arc<AtomicU32>);
+    struct FakeSession(u32, Arc<AtomicU32>);
 
-    impl Binding for Flaky {
-        type Session = FlakySession;
-        async fn session(&self) -> Result<FlakySession, BindingError> {
-            Ok(FlakySession(self.failures, self.attempts.clone()))
+    impl Fake {
+        fn new(insert_failures: u32, sessions: u32) -> Self {
+            Fake {
+                insert_failures,
+                sessions,
+                opened: AtomicU32::new(0),
+                attempts: Arc::new(AtomicU32::new(0)),
+            }
+        }
+    }
+
+    impl Binding for Fake {
+        type Session = FakeSession;
+        async fn session(&self) -> Result<FakeSession, BindingError> {
+            if self.opened.fetch_add(1, Ordering::SeqCst) >= self.sessions {
+                return Err(BindingError::Unavailable("too many connections".into()));
+            }
+            Ok(FakeSession(self.insert_failures, self.attempts.clone()))
         }
         fn info(&self) -> EngineInfo {
             EngineInfo::default()
         }
     }
 
-    impl Session for FlakySession {
+    impl Session for FakeSession {
         async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
             Outcome::ok(1, 0)
         }
@@ -526,32 +543,39 @@ mod retry_tests {
         }
     }
 
-    fn load(limit: &str, failures: u32) -> (crate::run::RunOutput, u32) {
+    fn run(
+        b: Fake,
+        phase: Phase,
+        kv: &[&str],
+        concurrency: usize,
+    ) -> (Result<crate::run::RunOutput, BindingError>, u32) {
         let mut p = Properties::new();
-        for kv in [
-            "recordcount=5",
-            "fieldcount=1",
-            &format!("core_workload_insertion_retry_limit={limit}"),
-            "core_workload_insertion_retry_interval=0.001",
-        ] {
-            p.set_override(kv).unwrap();
+        for o in kv {
+            p.set_override(o).unwrap();
         }
         let c = CoreConfig::from_properties(&p).unwrap();
-        let spec = RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).unwrap();
-        let attempts = Arc::new(AtomicU32::new(0));
-        let b = Arc::new(Flaky {
-            failures,
-            attempts: attempts.clone(),
-        });
+        let spec = RunSpec::from_config(phase, &c, concurrency, Duration::ZERO, 1).unwrap();
+        let attempts = b.attempts.clone();
         let out = crate::run::run(
-            b,
+            Arc::new(b),
             Arc::new(SharedState::new(c)),
             &spec,
             &crate::run::Control::default(),
             &mut |_| {},
-        )
-        .unwrap();
+        );
         (out, attempts.load(Ordering::SeqCst))
+    }
+
+    fn load(limit: &str, failures: u32) -> (crate::run::RunOutput, u32) {
+        let retry = format!("core_workload_insertion_retry_limit={limit}");
+        let kv = [
+            "recordcount=5",
+            "fieldcount=1",
+            &retry,
+            "core_workload_insertion_retry_interval=0.001",
+        ];
+        let (out, attempts) = run(Fake::new(failures, u32::MAX), Phase::Load, &kv, 1);
+        (out.unwrap(), attempts)
     }
 
     #[test]
@@ -572,68 +596,12 @@ mod retry_tests {
             "one retry is not enough"
         );
     }
-}
-
-#[cfg(test)]
-mod start_tests {
-    use super::*;
-    use crate::binding::{EngineInfo, Fields, Record, ScanRows};
-    use crate::workload::{CoreConfig, Properties};
-    use std::sync::atomic::AtomicU32;
-
-    /// Opens one session, then refuses (as a server at its connection limit would).
-    struct OneSession(AtomicU32);
-    struct Nothing;
-
-    impl Binding for OneSession {
-        type Session = Nothing;
-        async fn session(&self) -> Result<Nothing, BindingError> {
-            match self.0.fetch_add(1, Ordering::SeqCst) {
-                0 => Ok(Nothing),
-                _ => Err(BindingError::Unavailable("too many connections".into())),
-            }
-        }
-        fn info(&self) -> EngineInfo {
-            EngineInfo::default()
-        }
-    }
-
-    impl Session for Nothing {
-        async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
-            Outcome::ok(1, 0)
-        }
-        async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
-            Outcome::ok(0, 0)
-        }
-        async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
-            Outcome::ok(0, 0)
-        }
-        async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
-            Outcome::ok(0, 0)
-        }
-        async fn delete(&mut self, _: &[u8]) -> Outcome {
-            Outcome::ok(0, 0)
-        }
-    }
 
     #[test]
     fn a_session_that_cannot_open_stops_the_run_before_it_starts() {
-        let mut p = Properties::new();
-        for kv in ["recordcount=10", "operationcount=100", "threadcount=3"] {
-            p.set_override(kv).unwrap();
-        }
-        let c = CoreConfig::from_properties(&p).unwrap();
-        let spec = RunSpec::from_config(Phase::Run, &c, 2, Duration::ZERO, 1).unwrap();
-        let b = Arc::new(OneSession(AtomicU32::new(0)));
-        let e = crate::run::run(
-            b,
-            Arc::new(SharedState::new(c)),
-            &spec,
-            &crate::run::Control::default(),
-            &mut |_| {},
-        )
-        .err()
-        .expect("the run must not start");
+        let kv = ["recordcount=10", "operationcount=100", "threadcount=3"];
+        let (out, _) = run(Fake::new(0, 1), Phase::Run, &kv, 2);
+        let e = out.expect_err("the run must not start");
         assert!(e.to_string().contains("too many connections"));
     }
 }
