@@ -120,6 +120,22 @@ struct WorkerState {
     boundary: Instant,
     intervals: Intervals,
     tx: mpsc::Sender<Report>,
+    /// Raw time stamps (the CPU's invariant TSC where there is one: a few ns to
+    /// read, against ~30 ns for the OS clock); latencies are differences of two
+    /// stamps, so they never depend on how the stamps map to wall time.
+    clock: quanta::Clock,
+    /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
+    /// re-taken every interval so calibration drift cannot accumulate.
+    anchor: (Instant, u64),
+}
+
+/// Where an operation's response time is measured from.
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    /// Open loop: the operation's place on the schedule.
+    Intended(Instant),
+    /// Closed loop: a raw stamp (the call's start, or a retried insert's first attempt).
+    Stamp(u64),
 }
 
 impl WorkerState {
@@ -135,6 +151,13 @@ impl WorkerState {
         self.send();
         self.index = self.intervals.index_of(now);
         self.boundary = self.intervals.start_of(self.index + 1);
+        self.anchor = (Instant::now(), self.clock.raw());
+    }
+
+    /// The `Instant` of a raw stamp, to within the clock drift of one interval.
+    #[inline]
+    fn instant(&self, stamp: u64) -> Instant {
+        self.anchor.0 + Duration::from_nanos(self.clock.delta_as_nanos(self.anchor.1, stamp))
     }
 
     fn send(&mut self) {
@@ -147,16 +170,32 @@ impl WorkerState {
         }
     }
 
+    /// Records an operation whose call ran from stamp `start` to stamp `end`;
+    /// returns when it ended.
     #[inline]
-    fn record(&mut self, kind: OpKind, out: &Outcome, from: Instant, start: Instant, end: Instant) {
+    fn record(
+        &mut self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        start: u64,
+        end: u64,
+    ) -> Instant {
+        let service = self.clock.delta_as_nanos(start, end);
+        let (response, end) = match origin {
+            Origin::Intended(t) => {
+                let now = Instant::now();
+                (now.saturating_duration_since(t).as_nanos() as u64, now)
+            }
+            Origin::Stamp(from) => (self.clock.delta_as_nanos(from, end), self.instant(end)),
+        };
         self.advance(end);
-        let response = end.saturating_duration_since(from).as_nanos() as u64;
-        let service = end.saturating_duration_since(start).as_nanos() as u64;
         self.rec
             .record(kind, out.status, response, service, out.rows, out.bytes);
         if let Some(d) = &out.detail {
             self.rec.record_error_message(kind, out.status, d);
         }
+        end
     }
 }
 
@@ -213,12 +252,15 @@ pub(crate) fn run_worker<B: Binding>(
         length: ctx.spec.status_interval,
     };
     let first = intervals.index_of(t0);
+    let clock = quanta::Clock::new();
     let state = RefCell::new(WorkerState {
         rec: Recorder::new(),
         index: first,
         boundary: intervals.start_of(first + 1),
         intervals,
         tx: ctx.tx.clone(),
+        anchor: (Instant::now(), clock.raw()),
+        clock,
     });
     let alone = sessions.len() == 1;
     let slots = sessions
@@ -271,6 +313,7 @@ async fn slot_loop<S: Session>(
         wait_until(t0, alone).await;
     }
     let mut last_end = Instant::now();
+    let clock = state.borrow().clock.clone();
     loop {
         if ctx.stop.load(Ordering::Relaxed) || quota.is_some_and(|q| measured >= q) {
             break;
@@ -323,6 +366,7 @@ async fn slot_loop<S: Session>(
             &mut b,
             state,
             &ctx.stop,
+            &clock,
         )
         .await;
         if done >= measure_start {
@@ -333,11 +377,15 @@ async fn slot_loop<S: Session>(
     end
 }
 
+/// Runs one call between two raw stamps.
 #[inline]
-async fn timed<F: std::future::Future<Output = Outcome>>(f: F) -> (Outcome, Instant, Instant) {
-    let start = Instant::now();
+async fn timed<F: std::future::Future<Output = Outcome>>(
+    clock: &quanta::Clock,
+    f: F,
+) -> (Outcome, u64, u64) {
+    let start = clock.raw();
     let out = f.await;
-    (out, start, Instant::now())
+    (out, start, clock.raw())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -351,13 +399,16 @@ async fn execute<S: Session>(
     b: &mut Buffers,
     state: &RefCell<WorkerState>,
     stop: &AtomicBool,
+    clock: &quanta::Clock,
 ) -> Instant {
     stream.key(shared, op.keynum, &mut b.key);
     let c = &shared.config;
+    let origin = |start: u64| intended.map_or(Origin::Stamp(start), Origin::Intended);
     match op.kind {
         OpKind::Read => {
             b.record.clear();
-            let (mut out, start, end) = timed(s.read(&b.key, op.fields, &mut b.record)).await;
+            let (mut out, start, end) =
+                timed(clock, s.read(&b.key, op.fields, &mut b.record)).await;
             if out.status.is_ok()
                 && c.data_integrity
                 && !stream.verify(shared, &b.key, op.fields, &b.record)
@@ -366,40 +417,39 @@ async fn execute<S: Session>(
             }
             state
                 .borrow_mut()
-                .record(OpKind::Read, &out, intended.unwrap_or(start), start, end);
-            end
+                .record(OpKind::Read, &out, origin(start), start, end)
         }
         OpKind::Scan => {
             b.scan.clear();
-            let (out, start, end) =
-                timed(s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)).await;
+            let (out, start, end) = timed(
+                clock,
+                s.scan(&b.key, op.scan_length, op.fields, &mut b.scan),
+            )
+            .await;
             state
                 .borrow_mut()
-                .record(OpKind::Scan, &out, intended.unwrap_or(start), start, end);
-            end
+                .record(OpKind::Scan, &out, origin(start), start, end)
         }
         OpKind::Update => {
             stream.values(shared, &b.key, op.fields, &mut b.values);
-            let (out, start, end) = timed(s.update(&b.key, &b.values)).await;
+            let (out, start, end) = timed(clock, s.update(&b.key, &b.values)).await;
             state
                 .borrow_mut()
-                .record(OpKind::Update, &out, intended.unwrap_or(start), start, end);
-            end
+                .record(OpKind::Update, &out, origin(start), start, end)
         }
         OpKind::Delete => {
-            let (out, start, end) = timed(s.delete(&b.key)).await;
+            let (out, start, end) = timed(clock, s.delete(&b.key)).await;
             state
                 .borrow_mut()
-                .record(OpKind::Delete, &out, intended.unwrap_or(start), start, end);
-            end
+                .record(OpKind::Delete, &out, origin(start), start, end)
         }
         OpKind::Insert => {
             stream.values(shared, &b.key, Fields::All, &mut b.values);
-            let first = Instant::now();
+            let first = clock.raw();
             let mut attempt = 0u32;
             let (mut out, mut start, mut end);
             loop {
-                (out, start, end) = timed(s.insert(&b.key, &b.values)).await;
+                (out, start, end) = timed(clock, s.insert(&b.key, &b.values)).await;
                 let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
                 if phase == Phase::Run
                     || !retryable
@@ -415,35 +465,34 @@ async fn execute<S: Session>(
                     0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
                 tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
             }
-            let from = intended.unwrap_or(first);
             let mut ws = state.borrow_mut();
             // Response time covers every attempt; service time the last one.
-            ws.record(OpKind::Insert, &out, from, start, end);
+            let done = ws.record(OpKind::Insert, &out, origin(first), start, end);
             if phase == Phase::Run {
                 if let Err(e) = shared.inserts.acknowledge(op.keynum) {
                     ws.rec
                         .record_error_message(OpKind::Insert, Status::Error, &e.to_string());
                 }
             }
-            end
+            done
         }
         OpKind::ReadModifyWrite => {
             b.record.clear();
-            let (mut r, start, read_end) = timed(s.read(&b.key, op.fields, &mut b.record)).await;
+            let (mut r, start, read_end) =
+                timed(clock, s.read(&b.key, op.fields, &mut b.record)).await;
             if r.status.is_ok()
                 && c.data_integrity
                 && !stream.verify(shared, &b.key, op.fields, &b.record)
             {
                 r.status = Status::VerifyFailed;
             }
-            let from = intended.unwrap_or(start);
             state
                 .borrow_mut()
-                .record(OpKind::Read, &r, from, start, read_end);
+                .record(OpKind::Read, &r, origin(start), start, read_end);
             stream.values(shared, &b.key, op.write, &mut b.values);
-            let (u, ustart, end) = timed(s.update(&b.key, &b.values)).await;
+            let (u, ustart, end) = timed(clock, s.update(&b.key, &b.values)).await;
             let mut ws = state.borrow_mut();
-            ws.record(OpKind::Update, &u, ustart, ustart, end);
+            ws.record(OpKind::Update, &u, Origin::Stamp(ustart), ustart, end);
             let overall = if !r.status.is_ok() { &r } else { &u };
             let whole = Outcome {
                 status: overall.status,
@@ -451,8 +500,7 @@ async fn execute<S: Session>(
                 bytes: r.bytes + u.bytes,
                 detail: None,
             };
-            ws.record(OpKind::ReadModifyWrite, &whole, from, start, end);
-            end
+            ws.record(OpKind::ReadModifyWrite, &whole, origin(start), start, end)
         }
     }
 }
