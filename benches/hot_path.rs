@@ -68,9 +68,11 @@ fn recording(c: &mut Criterion) {
             r.record(OpKind::Read, Status::Ok, black_box(v), v, 1, 100);
         })
     });
-    c.bench_function("clock_read", |b| {
+    c.bench_function("clock_read_os", |b| {
         b.iter(|| black_box(std::time::Instant::now()))
     });
+    let clock = quanta::Clock::new();
+    c.bench_function("clock_read_stamp", |b| b.iter(|| black_box(clock.raw())));
 }
 
 criterion_group!(benches, key_choice, key_and_values, recording);
