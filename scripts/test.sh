@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, then every unit,
-# conformance and end-to-end test. Servers the tests need are installed and
-# started on loopback here (none yet: the bindings built so far, null:// and
-# the bundled SQLite, need no server).
+# conformance and end-to-end test, with every cargo feature. The servers the
+# tests need are installed and started on loopback here, and stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +10,10 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 2
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+echo "== test servers"
+trap 'scripts/postgres.sh stop' EXIT
+scripts/postgres.sh start
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -5,9 +5,13 @@
 //! |---|---|---|
 //! | `null://` | [`null`] | always built |
 //! | `sqlite://` | [`sqlite`] | `sqlite` (default; SQLite is bundled) |
+//! | `postgres://`, `postgresql://` | `postgres` | `postgres` |
 pub mod null;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+pub mod testing;
 pub mod url;
 
 use std::sync::Arc;
@@ -47,6 +51,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "sqlite"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "postgres",
+        description: "PostgreSQL (tokio-postgres): prepared statements, one connection per in-flight operation",
+        example: "postgres://user:password@127.0.0.1:5432/ycsb",
+        feature: Some("postgres"),
+        built: cfg!(feature = "postgres"),
+        #[cfg(feature = "postgres")]
+        options: postgres::OPTIONS,
+        #[cfg(not(feature = "postgres"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -66,11 +81,20 @@ pub fn open<V: WithBinding>(
         "null" => Ok(visitor.call(Arc::new(null::NullBinding::open(&target, opts)?))),
         #[cfg(feature = "sqlite")]
         "sqlite" => Ok(visitor.call(Arc::new(sqlite::SqliteBinding::open(&target, opts)?))),
+        #[cfg(feature = "postgres")]
+        "postgres" | "postgresql" => Ok(visitor.call(Arc::new(postgres::PostgresBinding::open(
+            &target, url, opts,
+        )?))),
         other => Err(unknown_scheme(other)),
     }
 }
 
 fn unknown_scheme(scheme: &str) -> BindingError {
+    let scheme = if scheme == "postgresql" {
+        "postgres"
+    } else {
+        scheme
+    };
     if let Some(info) = SCHEMES.iter().find(|s| s.scheme == scheme) {
         return BindingError::Unsupported(format!(
             "{scheme}:// is not built into this binary: rebuild with --features {}",

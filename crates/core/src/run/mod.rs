@@ -56,7 +56,21 @@ pub fn run<B: Binding>(
             let started = std::thread::Builder::new()
                 .name(format!("yardstick-worker-{w}"))
                 .spawn_scoped(scope, move || {
-                    worker::run_worker(&*binding, ctx, &worker_failed)
+                    let run = std::panic::AssertUnwindSafe(|| {
+                        worker::run_worker(&*binding, ctx, &worker_failed)
+                    });
+                    if let Err(panic) = std::panic::catch_unwind(run) {
+                        let why = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        if let Ok(mut f) = worker_failed.lock() {
+                            f.get_or_insert(BindingError::Io(format!(
+                                "worker thread {w} failed: {why}"
+                            )));
+                        }
+                    }
                 });
             match started {
                 Ok(_) => spawned += 1,
@@ -87,6 +101,11 @@ pub fn run<B: Binding>(
         }
         let mut spec = spec.clone();
         spec.threads = spawned;
-        Ok(sampler::sample(&spec, t0, rx, &stop, on_interval))
+        let out = sampler::sample(&spec, t0, rx, &stop, on_interval);
+        // a worker that died mid-run (a bug) makes the whole run invalid
+        match failed.lock().map(|mut f| f.take()).unwrap_or(None) {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
     })
 }

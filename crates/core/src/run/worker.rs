@@ -39,6 +39,23 @@ pub(crate) struct WorkerContext {
     pub tx: mpsc::Sender<Report>,
 }
 
+/// Reports a worker ready once: when asked, or when dropped (also on panic).
+struct Arrival<'a>(&'a StartGate, std::cell::Cell<bool>);
+
+impl Arrival<'_> {
+    fn arrive(&self) {
+        if !self.1.replace(true) {
+            self.0.arrive();
+        }
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        self.arrive();
+    }
+}
+
 /// Workers report ready (sessions open); the sampler then opens the gate with
 /// the common start instant. Counts rather than a fixed-size barrier, so a
 /// thread that could not be spawned cannot deadlock the start.
@@ -216,8 +233,11 @@ pub(crate) fn run_worker<B: Binding>(
     ctx: WorkerContext,
     failed: &Mutex<Option<BindingError>>,
 ) {
+    // Ready is reported even if this thread panics, so the start never waits forever.
+    let arrival = Arrival(&ctx.gate, std::cell::Cell::new(false));
+    // time for pacing, IO for network drivers
     let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build();
     let mut sessions = Vec::new();
     match &rt {
@@ -242,7 +262,7 @@ pub(crate) fn run_worker<B: Binding>(
             }
         }
     }
-    ctx.gate.arrive();
+    arrival.arrive();
     let t0 = ctx.gate.wait_open();
     let (Ok(rt), false, Some(t0)) = (rt, ctx.abort.load(Ordering::SeqCst), t0) else {
         return;
@@ -558,6 +578,7 @@ mod fake_binding_tests {
     impl Binding for Fake {
         type Session = FakeSession;
         async fn session(&self) -> Result<FakeSession, BindingError> {
+            assert!(self.sessions != u32::MAX - 1, "a bug in a binding");
             if self.opened.fetch_add(1, Ordering::SeqCst) >= self.sessions {
                 return Err(BindingError::Unavailable("too many connections".into()));
             }
@@ -643,6 +664,14 @@ mod fake_binding_tests {
             ins.statuses[Status::Unavailable.index()] > 0,
             "one retry is not enough"
         );
+    }
+
+    #[test]
+    fn a_panicking_worker_is_an_error_not_a_hang() {
+        let kv = ["recordcount=10", "operationcount=100", "threadcount=2"];
+        let (out, _) = run(Fake::new(0, u32::MAX - 1), Phase::Run, &kv, 1);
+        let e = out.expect_err("the run must fail");
+        assert!(e.to_string().contains("a bug in a binding"), "{e}");
     }
 
     #[test]

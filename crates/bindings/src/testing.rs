@@ -1,0 +1,27 @@
+//! Helpers for tests that need a real server: in CI (`CI` set) a missing
+//! server fails the test; elsewhere the test is skipped with a printed reason.
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// Whether the server of `url` (scheme://[user[:pass]@]host:port/...) accepts
+/// TCP connections. Panics in CI when it does not.
+pub fn server_available(name: &str, url: &str, how_to_start: &str) -> bool {
+    let authority = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let authority = authority.split(['/', '?']).next().unwrap_or("");
+    let hostport = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    let reachable = hostport
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok());
+    if !reachable {
+        if std::env::var_os("CI").is_some() {
+            panic!("{name} is not reachable at {hostport}, and CI requires it: start it with {how_to_start}");
+        }
+        eprintln!("skipped: {name} is not reachable at {hostport} (start it with {how_to_start})");
+    }
+    reachable
+}

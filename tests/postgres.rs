@@ -1,0 +1,141 @@
+//! End-to-end against the PostgreSQL test server (`scripts/postgres.sh start`).
+//! Built with `--features postgres`; in CI a missing server fails the tests.
+#![cfg(feature = "postgres")]
+mod common;
+use common::*;
+
+fn url() -> String {
+    std::env::var("YARDSTICK_PG_URL")
+        .unwrap_or_else(|_| "postgres://bench:benchpw@127.0.0.1:55432/ycsb".into())
+}
+
+fn available() -> bool {
+    yardstick_bindings::testing::server_available("PostgreSQL", &url(), "scripts/postgres.sh start")
+}
+
+#[test]
+fn load_and_run_workload_a_with_recorded_server_settings() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // a table of its own, so this test does not meet other tests' rows
+    let table = format!("e2e_{}", std::process::id());
+    let common = [
+        "-p",
+        "recordcount=2000",
+        "-p",
+        &format!("table={table}") as &str,
+    ]
+    .map(String::from);
+    let args = |extra: &[&str]| -> Vec<String> {
+        extra
+            .iter()
+            .map(|s| s.to_string())
+            .chain(common.iter().cloned())
+            .collect()
+    };
+    let u = url();
+    let l = yardstick(
+        dir.path(),
+        &args(&[
+            "load",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "--threads",
+            "2",
+            "-q",
+            "--out",
+            "l.json",
+        ])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let r = yardstick(
+        dir.path(),
+        &args(&[
+            "run",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=4000",
+            "--threads",
+            "2",
+            "--concurrency",
+            "4",
+            "-q",
+            "--out",
+            "r.json",
+        ])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(v["totals"]["operations"], 4000);
+    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
+    assert_eq!(v["binding"]["engine"]["name"], "postgresql");
+    assert!(v["binding"]["engine"]["settings"]["synchronous_commit"].is_string());
+    assert_eq!(
+        v["binding"]["url"],
+        "postgres://bench:***@127.0.0.1:55432/ycsb"
+    );
+    let everything = format!(
+        "{}{}{}",
+        r.stdout,
+        r.stderr,
+        std::fs::read_to_string(dir.path().join("r.json")).unwrap()
+    );
+    assert!(!everything.contains("benchpw"), "the password leaked");
+}
+
+#[test]
+fn unusable_servers_stop_before_any_work_with_exit_code_2() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = url().replace("benchpw", "not-the-password");
+    for (db, expect) in [
+        (wrong.as_str(), "wrong user or password"),
+        (
+            "postgres://bench:benchpw@127.0.0.1:1/ycsb",
+            "cannot connect to PostgreSQL at 127.0.0.1:1",
+        ),
+    ] {
+        let r = yardstick(dir.path(), &["run", "--db", db, "-P", "workloada"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains(expect), "{}", r.stderr);
+        assert!(
+            !r.stderr.contains("not-the-password") && !r.stderr.contains("panicked"),
+            "{}",
+            r.stderr
+        );
+    }
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &url(),
+            "-p",
+            "table=never_loaded",
+            "-P",
+            "workloada",
+        ],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("table never_loaded does not exist"),
+        "{}",
+        r.stderr
+    );
+}
