@@ -134,3 +134,46 @@ fn passwords_never_appear_in_output_or_results() {
     );
     assert!(!e.stderr.contains("hunter2") && e.code == 2, "{}", e.stderr);
 }
+
+#[test]
+fn max_errors_stops_the_run_writes_the_partial_result_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/t.db", dir.path().display());
+    let l = yardstick(
+        dir.path(),
+        &["load", "--db", &db, "-p", "recordcount=500", "-q"],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    // loaded with random values, verified as YCSB's deterministic ones: every read fails
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &db,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=500",
+            "-p",
+            "operationcount=100000",
+            "-p",
+            "dataintegrity=true",
+            "--max-errors",
+            "20",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["runner"]["max_errors"], 20);
+    let failed = op(&v, "READ")["statuses"]["verify_failed"]
+        .as_u64()
+        .unwrap();
+    assert!((21..1000).contains(&failed), "{failed}");
+    assert!(v["warnings"].to_string().contains("--max-errors"));
+}

@@ -129,6 +129,11 @@ pub struct PhaseArgs {
     /// No status line.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Stop the run (partial result, exit code 1) once more than N operations
+    /// failed with an error status; not_found and duplicate_key do not count.
+    /// Default: never stop for errors, count them.
+    #[arg(long, value_name = "N")]
+    pub max_errors: Option<u64>,
 }
 
 /// `30s`, `5m`, `1.5h`, `250ms`, or plain seconds.

@@ -230,6 +230,10 @@ pub fn execute(
             code = EXIT_INTERRUPTED;
             break;
         }
+        if !r.complete {
+            code = crate::EXIT_FAILED;
+            break;
+        }
     }
     Ok(code)
 }
@@ -281,8 +285,9 @@ fn run_one(
             message: "interrupted before the run started".into(),
         });
     }
-    let spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
+    let mut spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
+    spec.max_errors = a.max_errors;
     let opts = OpenOptions {
         schema: config.schema(),
         insert_mode: config.insert_mode,

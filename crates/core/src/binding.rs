@@ -45,6 +45,12 @@ impl Status {
         self == Status::Ok
     }
 
+    /// A failure of the database or the client, as opposed to a semantic outcome
+    /// (`not_found`, `duplicate_key`) that a correct database also returns.
+    pub fn is_error(self) -> bool {
+        !matches!(self, Status::Ok | Status::NotFound | Status::DuplicateKey)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",

@@ -122,6 +122,12 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             by_status.join(", ")
         ));
     }
+    if out.stopped_by_errors {
+        warnings.push(format!(
+            "run stopped early: more than {} operations failed (--max-errors); this is a partial result",
+            spec.max_errors.unwrap_or(0)
+        ));
+    }
     if out.interrupted {
         warnings.push("run interrupted (Ctrl-C): this is a partial result".to_string());
     }
@@ -190,12 +196,13 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             duration_s: spec.duration.map(|d| d.as_secs_f64()),
             warmup_s: spec.warmup.as_secs_f64(),
             status_interval_s: spec.status_interval.as_secs_f64(),
+            max_errors: spec.max_errors,
         },
         host: ctx.host,
         started_at: time::rfc3339(out.started_at),
         ended_at: time::rfc3339(out.ended_at),
         elapsed_s: elapsed,
-        complete: !out.interrupted,
+        complete: !out.interrupted && !out.stopped_by_errors,
         interrupted: out.interrupted,
         totals: Totals {
             operations: counted,
@@ -266,6 +273,7 @@ mod tests {
             final_lag_ns: 0,
             cpu: Duration::from_secs_f64(cpu_s),
             late_reports: 0,
+            stopped_by_errors: false,
         };
         let r = Redactor::default();
         let ctx = ResultContext {

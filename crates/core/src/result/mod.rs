@@ -104,6 +104,8 @@ pub struct RunnerInfo {
     pub duration_s: Option<f64>,
     pub warmup_s: f64,
     pub status_interval_s: f64,
+    /// `--max-errors`: the run stops once more operations than this failed.
+    pub max_errors: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

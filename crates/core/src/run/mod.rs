@@ -39,6 +39,7 @@ pub fn run<B: Binding>(
     let failed: Arc<Mutex<Option<BindingError>>> = Arc::new(Mutex::new(None));
     let abort = Arc::new(AtomicBool::new(false));
     let stop = control.stop.clone();
+    let budget = Arc::new(worker::ErrorBudget::new(spec.max_errors));
 
     std::thread::scope(|scope| {
         let mut spawned = 0;
@@ -51,6 +52,7 @@ pub fn run<B: Binding>(
                 abort: abort.clone(),
                 gate: gate.clone(),
                 tx: tx.clone(),
+                budget: budget.clone(),
             };
             let (binding, worker_failed) = (binding.clone(), failed.clone());
             let started = std::thread::Builder::new()
@@ -101,7 +103,8 @@ pub fn run<B: Binding>(
         }
         let mut spec = spec.clone();
         spec.threads = spawned;
-        let out = sampler::sample(&spec, t0, rx, &stop, on_interval);
+        let mut out = sampler::sample(&spec, t0, rx, &stop, on_interval);
+        out.stopped_by_errors = budget.exceeded.load(Ordering::SeqCst);
         // a worker that died mid-run (a bug) makes the whole run invalid
         match failed.lock().map(|mut f| f.take()).unwrap_or(None) {
             Some(e) => Err(e),

@@ -73,6 +73,8 @@ pub struct RunOutput {
     /// Interval reports that arrived after their interval was closed (counted in
     /// the totals, not in the time series).
     pub late_reports: u64,
+    /// The run stopped because more operations failed than `--max-errors` allows.
+    pub stopped_by_errors: bool,
 }
 
 impl RunOutput {
@@ -285,5 +287,6 @@ pub(crate) fn sample(
         final_lag_ns,
         cpu: cpu_end.saturating_sub(cpu_at_start.unwrap_or(cpu_end)),
         late_reports,
+        stopped_by_errors: false,
     }
 }

@@ -24,6 +24,8 @@ pub struct RunSpec {
     pub status_interval: Duration,
     /// Operations the phase is expected to perform, for the progress bar.
     pub expected_ops: Option<u64>,
+    /// Stop the run once more operations than this failed with an error status.
+    pub max_errors: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -71,6 +73,7 @@ impl RunSpec {
             seed,
             instance: (0, 1),
             status_interval: c.status_interval,
+            max_errors: None,
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

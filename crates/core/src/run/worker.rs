@@ -37,6 +37,33 @@ pub(crate) struct WorkerContext {
     pub abort: Arc<AtomicBool>,
     pub gate: Arc<StartGate>,
     pub tx: mpsc::Sender<Report>,
+    pub budget: Arc<ErrorBudget>,
+}
+
+/// Failed operations so far, shared by the workers: touched only when an
+/// operation fails, and sets `exceeded` once `--max-errors` is passed.
+#[derive(Debug, Default)]
+pub(crate) struct ErrorBudget {
+    pub max: Option<u64>,
+    failed: std::sync::atomic::AtomicU64,
+    pub exceeded: AtomicBool,
+}
+
+impl ErrorBudget {
+    pub fn new(max: Option<u64>) -> Self {
+        ErrorBudget {
+            max,
+            ..Default::default()
+        }
+    }
+
+    #[cold]
+    fn spend(&self) {
+        let n = self.failed.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.max.is_some_and(|m| n > m) {
+            self.exceeded.store(true, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Reports a worker ready once: when asked, or when dropped (also on panic).
@@ -141,6 +168,7 @@ struct WorkerState {
     /// read, against ~30 ns for the OS clock); latencies are differences of two
     /// stamps, so they never depend on how the stamps map to wall time.
     clock: quanta::Clock,
+    budget: Arc<ErrorBudget>,
     /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
     /// re-taken every interval so calibration drift cannot accumulate.
     anchor: (Instant, u64),
@@ -212,6 +240,9 @@ impl WorkerState {
         if let Some(d) = &out.detail {
             self.rec.record_error_message(kind, out.status, d);
         }
+        if out.status.is_error() {
+            self.budget.spend();
+        }
         end
     }
 }
@@ -280,6 +311,7 @@ pub(crate) fn run_worker<B: Binding>(
         intervals,
         tx: ctx.tx.clone(),
         anchor: (Instant::now(), clock.raw()),
+        budget: ctx.budget.clone(),
         clock,
     });
     let alone = sessions.len() == 1;
@@ -335,7 +367,10 @@ async fn slot_loop<S: Session>(
     let mut last_end = Instant::now();
     let clock = state.borrow().clock.clone();
     loop {
-        if ctx.stop.load(Ordering::Relaxed) || quota.is_some_and(|q| measured >= q) {
+        if ctx.stop.load(Ordering::Relaxed)
+            || ctx.budget.exceeded.load(Ordering::Relaxed)
+            || quota.is_some_and(|q| measured >= q)
+        {
             break;
         }
         let intended = match &mut pacer {
@@ -663,6 +698,34 @@ mod fake_binding_tests {
         assert!(
             ins.statuses[Status::Unavailable.index()] > 0,
             "one retry is not enough"
+        );
+    }
+
+    #[test]
+    fn more_errors_than_max_errors_stop_the_run() {
+        let kv = ["recordcount=100000", "fieldcount=1", "threadcount=2"];
+        let mut p = Properties::new();
+        for o in kv {
+            p.set_override(o).unwrap();
+        }
+        let c = CoreConfig::from_properties(&p).unwrap();
+        let mut spec = RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).unwrap();
+        spec.max_errors = Some(10);
+        // every insert fails (billions of failures before a success)
+        let b = Arc::new(Fake::new(u32::MAX - 2, u32::MAX));
+        let out = crate::run::run(
+            b,
+            Arc::new(SharedState::new(c)),
+            &spec,
+            &crate::run::Control::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(out.stopped_by_errors);
+        let failed = out.total.total_errors();
+        assert!(
+            (11..100).contains(&failed),
+            "stopped soon after the 11th failure: {failed}"
         );
     }
 
