@@ -435,15 +435,11 @@ fn copy_row(
     row: &tokio_postgres::Row,
     first: usize,
     fields: Fields,
-    count: usize,
+    total: usize,
     out: &mut Record,
 ) -> u64 {
     let mut bytes = 0;
-    for c in 0..count {
-        let field = match fields {
-            Fields::All => c,
-            Fields::One(i) => i,
-        };
+    for (c, field) in fields.columns(total) {
         if let Ok(Some(v)) = row.try_get::<_, Option<&str>>(first + c) {
             bytes += v.len() as u64;
             out.set(field, v.as_bytes());
@@ -458,15 +454,12 @@ impl Session for PostgresSession {
             Ok(k) => k,
             Err(o) => return o,
         };
-        let (st, n) = match fields {
-            Fields::All => (&self.st.read_all, self.fields),
-            Fields::One(i) => (&self.st.read_one[i], 1),
+        let st = match fields {
+            Fields::All => &self.st.read_all,
+            Fields::One(i) => &self.st.read_one[i],
         };
         match self.client.query_opt(st, &[&key]).await {
-            Ok(Some(row)) => {
-                let bytes = copy_row(&row, 0, fields, n, out);
-                Outcome::ok(1, bytes)
-            }
+            Ok(Some(row)) => Outcome::ok(1, copy_row(&row, 0, fields, self.fields, out)),
             Ok(None) => Outcome::status(Status::NotFound),
             Err(e) => outcome_of(e),
         }
@@ -483,9 +476,9 @@ impl Session for PostgresSession {
             Ok(k) => k,
             Err(o) => return o,
         };
-        let (st, n) = match fields {
-            Fields::All => (&self.st.scan_all, self.fields),
-            Fields::One(i) => (&self.st.scan_one[i], 1),
+        let st = match fields {
+            Fields::All => &self.st.scan_all,
+            Fields::One(i) => &self.st.scan_one[i],
         };
         let limit = count.min(i64::MAX as u64) as i64;
         match self.client.query(st, &[&start, &limit]).await {
@@ -493,7 +486,7 @@ impl Session for PostgresSession {
                 let mut bytes = 0;
                 for row in &rows {
                     let key: &str = row.try_get(0).unwrap_or_default();
-                    bytes += copy_row(row, 1, fields, n, out.push(key.as_bytes()));
+                    bytes += copy_row(row, 1, fields, self.fields, out.push(key.as_bytes()));
                 }
                 Outcome::ok(rows.len() as u64, bytes)
             }

@@ -386,6 +386,25 @@ fn outcome_of(e: rusqlite::Error) -> Outcome {
     }
 }
 
+/// Copies the selected fields of `row`, starting at column `first`, into `out`;
+/// returns the bytes copied.
+fn copy_row(
+    row: &rusqlite::Row<'_>,
+    first: usize,
+    fields: Fields,
+    total: usize,
+    out: &mut Record,
+) -> u64 {
+    let mut bytes = 0;
+    for (c, field) in fields.columns(total) {
+        if let Some(b) = row.get_ref(first + c).ok().and_then(value_bytes) {
+            bytes += b.len() as u64;
+            out.set(field, b);
+        }
+    }
+    bytes
+}
+
 fn value_bytes<'a>(v: ValueRef<'a>) -> Option<&'a [u8]> {
     match v {
         ValueRef::Blob(b) | ValueRef::Text(b) => Some(b),
@@ -443,24 +462,7 @@ impl Session for SqliteSession {
             Err(e) => return outcome_of(e),
         };
         match rows.next() {
-            Ok(Some(row)) => {
-                let mut bytes = 0;
-                let n = match fields {
-                    Fields::All => self.fields,
-                    Fields::One(_) => 1,
-                };
-                for c in 0..n {
-                    let field = match fields {
-                        Fields::All => c,
-                        Fields::One(i) => i,
-                    };
-                    if let Some(b) = row.get_ref(c).ok().and_then(value_bytes) {
-                        bytes += b.len() as u64;
-                        out.set(field, b);
-                    }
-                }
-                Outcome::ok(1, bytes)
-            }
+            Ok(Some(row)) => Outcome::ok(1, copy_row(row, 0, fields, self.fields, out)),
             Ok(None) => Outcome::status(Status::NotFound),
             Err(e) => outcome_of(e),
         }
@@ -495,21 +497,7 @@ impl Session for SqliteSession {
                         .ok()
                         .and_then(value_bytes)
                         .unwrap_or_default();
-                    let rec = out.push(key);
-                    let cols = match fields {
-                        Fields::All => self.fields,
-                        Fields::One(_) => 1,
-                    };
-                    for c in 0..cols {
-                        let field = match fields {
-                            Fields::All => c,
-                            Fields::One(i) => i,
-                        };
-                        if let Some(b) = row.get_ref(c + 1).ok().and_then(value_bytes) {
-                            bytes += b.len() as u64;
-                            rec.set(field, b);
-                        }
-                    }
+                    bytes += copy_row(row, 1, fields, self.fields, out.push(key));
                     n += 1;
                 }
                 Ok(None) => break,

@@ -116,6 +116,21 @@ pub enum Fields {
     One(usize),
 }
 
+impl Fields {
+    /// (column, field) pairs of a result row for this selection out of `total`
+    /// fields: every field in order, or the one chosen field in column 0.
+    pub fn columns(self, total: usize) -> impl Iterator<Item = (usize, usize)> {
+        let n = match self {
+            Fields::All => total,
+            Fields::One(_) => 1,
+        };
+        (0..n).map(move |c| match self {
+            Fields::All => (c, c),
+            Fields::One(i) => (c, i),
+        })
+    }
+}
+
 /// What `insert` means: a plain INSERT that fails on an existing key, or a blind
 /// write (UPSERT). Recorded in every result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -375,5 +390,33 @@ pub trait Binding: Send + Sync + 'static {
     /// Bytes the database occupies on disk, when the binding can tell.
     fn disk_bytes(&self) -> Option<u64> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_selections_map_result_columns_to_fields() {
+        assert_eq!(
+            Fields::All.columns(3).collect::<Vec<_>>(),
+            vec![(0, 0), (1, 1), (2, 2)]
+        );
+        assert_eq!(Fields::One(7).columns(10).collect::<Vec<_>>(), vec![(0, 7)]);
+    }
+
+    #[test]
+    fn semantic_outcomes_are_not_errors() {
+        assert!(
+            !Status::NotFound.is_error()
+                && !Status::DuplicateKey.is_error()
+                && !Status::Ok.is_error()
+        );
+        assert!(
+            Status::Unavailable.is_error()
+                && Status::VerifyFailed.is_error()
+                && Status::Conflict.is_error()
+        );
     }
 }
