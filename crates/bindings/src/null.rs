@@ -114,15 +114,11 @@ impl NullSession {
 
     fn copy_out(row: &[Option<Vec<u8>>], fields: Fields, out: &mut Record) -> u64 {
         let mut bytes = 0;
-        let mut put = |i: usize| {
+        for (_, i) in fields.columns(row.len()) {
             if let Some(Some(v)) = row.get(i) {
                 out.set(i, v);
                 bytes += v.len() as u64;
             }
-        };
-        match fields {
-            Fields::All => (0..row.len()).for_each(&mut put),
-            Fields::One(i) => put(i),
         }
         bytes
     }

@@ -87,11 +87,11 @@ pub fn resolve_properties(a: &PhaseArgs, demo: bool) -> Result<(Properties, Stri
         )?;
         // --duration makes the run time-bounded: a workload file's operationcount
         // does not cut it short (an explicit -p operationcount still does).
-        if !a
-            .properties
-            .iter()
-            .any(|o| o.trim_start().starts_with("operationcount="))
-        {
+        let from_override = props
+            .explicit()
+            .get(p::OPERATION_COUNT)
+            .is_some_and(|v| v.source == "-p");
+        if !from_override {
             flag(
                 &mut props,
                 p::OPERATION_COUNT,

@@ -1,0 +1,162 @@
+//! Runner behaviour with a scripted binding: insertion retries, failed session
+//! opens, worker panics and the `--max-errors` budget.
+use super::*;
+use crate::binding::{EngineInfo, Fields, Record, ScanRows};
+use crate::workload::{CoreConfig, Properties};
+use std::sync::atomic::AtomicU32;
+
+/// A binding that fails every insert `insert_failures` times before it
+/// succeeds, and refuses sessions after the first `sessions` ones.
+struct Fake {
+    insert_failures: u32,
+    sessions: u32,
+    opened: AtomicU32,
+    attempts: Arc<AtomicU32>,
+}
+struct FakeSession(u32, Arc<AtomicU32>);
+
+impl Fake {
+    fn new(insert_failures: u32, sessions: u32) -> Self {
+        Fake {
+            insert_failures,
+            sessions,
+            opened: AtomicU32::new(0),
+            attempts: Arc::new(AtomicU32::new(0)),
+        }
+    }
+}
+
+impl Binding for Fake {
+    type Session = FakeSession;
+    async fn session(&self) -> Result<FakeSession, BindingError> {
+        assert!(self.sessions != u32::MAX - 1, "a bug in a binding");
+        if self.opened.fetch_add(1, Ordering::SeqCst) >= self.sessions {
+            return Err(BindingError::Unavailable("too many connections".into()));
+        }
+        Ok(FakeSession(self.insert_failures, self.attempts.clone()))
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}
+
+impl Session for FakeSession {
+    async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
+        Outcome::ok(1, 0)
+    }
+    async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+    async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+    async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        let n = self.1.fetch_add(1, Ordering::SeqCst);
+        if n % (self.0 + 1) < self.0 {
+            Outcome::failed(Status::Unavailable, "try again")
+        } else {
+            Outcome::ok(0, 0)
+        }
+    }
+    async fn delete(&mut self, _: &[u8]) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+}
+
+fn run(
+    b: Fake,
+    phase: Phase,
+    kv: &[&str],
+    concurrency: usize,
+) -> (Result<crate::run::RunOutput, BindingError>, u32) {
+    let mut p = Properties::new();
+    for o in kv {
+        p.set_override(o).unwrap();
+    }
+    let c = CoreConfig::from_properties(&p).unwrap();
+    let spec = RunSpec::from_config(phase, &c, concurrency, Duration::ZERO, 1).unwrap();
+    let attempts = b.attempts.clone();
+    let out = crate::run::run(
+        Arc::new(b),
+        Arc::new(SharedState::new(c)),
+        &spec,
+        &crate::run::Control::default(),
+        &mut |_| {},
+    );
+    (out, attempts.load(Ordering::SeqCst))
+}
+
+fn load(limit: &str, failures: u32) -> (crate::run::RunOutput, u32) {
+    let retry = format!("core_workload_insertion_retry_limit={limit}");
+    let kv = [
+        "recordcount=5",
+        "fieldcount=1",
+        &retry,
+        "core_workload_insertion_retry_interval=0.001",
+    ];
+    let (out, attempts) = run(Fake::new(failures, u32::MAX), Phase::Load, &kv, 1);
+    (out.unwrap(), attempts)
+}
+
+#[test]
+fn failed_load_inserts_are_retried_up_to_the_limit_and_counted() {
+    let (out, attempts) = load("2", 2);
+    let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
+    assert_eq!(
+        ins.statuses[Status::Ok.index()],
+        5,
+        "every insert succeeds on its third attempt"
+    );
+    assert_eq!(out.total.retries, 10);
+    assert_eq!(attempts, 15);
+    let (out, _) = load("1", 2);
+    let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
+    assert!(
+        ins.statuses[Status::Unavailable.index()] > 0,
+        "one retry is not enough"
+    );
+}
+
+#[test]
+fn more_errors_than_max_errors_stop_the_run() {
+    let kv = ["recordcount=100000", "fieldcount=1", "threadcount=2"];
+    let mut p = Properties::new();
+    for o in kv {
+        p.set_override(o).unwrap();
+    }
+    let c = CoreConfig::from_properties(&p).unwrap();
+    let mut spec = RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).unwrap();
+    spec.max_errors = Some(10);
+    // every insert fails (billions of failures before a success)
+    let b = Arc::new(Fake::new(u32::MAX - 2, u32::MAX));
+    let out = crate::run::run(
+        b,
+        Arc::new(SharedState::new(c)),
+        &spec,
+        &crate::run::Control::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(out.stopped_by_errors);
+    let failed = out.total.total_errors();
+    assert!(
+        (11..100).contains(&failed),
+        "stopped soon after the 11th failure: {failed}"
+    );
+}
+
+#[test]
+fn a_panicking_worker_is_an_error_not_a_hang() {
+    let kv = ["recordcount=10", "operationcount=100", "threadcount=2"];
+    let (out, _) = run(Fake::new(0, u32::MAX - 1), Phase::Run, &kv, 1);
+    let e = out.expect_err("the run must fail");
+    assert!(e.to_string().contains("a bug in a binding"), "{e}");
+}
+
+#[test]
+fn a_session_that_cannot_open_stops_the_run_before_it_starts() {
+    let kv = ["recordcount=10", "operationcount=100", "threadcount=3"];
+    let (out, _) = run(Fake::new(0, 1), Phase::Run, &kv, 2);
+    let e = out.expect_err("the run must not start");
+    assert!(e.to_string().contains("too many connections"));
+}
