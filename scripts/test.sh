@@ -12,8 +12,8 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 echo "== test servers"
-trap 'scripts/postgres.sh stop' EXIT
-scripts/postgres.sh start
+trap 'scripts/services stop' EXIT
+scripts/services start
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -1,4 +1,4 @@
-//! End-to-end against the PostgreSQL test server (`scripts/postgres.sh start`).
+//! End-to-end against the PostgreSQL test server (`scripts/services start postgres`).
 //! Built with `--features postgres`; in CI a missing server fails the tests.
 #![cfg(feature = "postgres")]
 mod common;
@@ -10,7 +10,11 @@ fn url() -> String {
 }
 
 fn available() -> bool {
-    yardstick_bindings::testing::server_available("PostgreSQL", &url(), "scripts/postgres.sh start")
+    yardstick_bindings::testing::server_available(
+        "PostgreSQL",
+        &url(),
+        "scripts/services start postgres",
+    )
 }
 
 #[test]

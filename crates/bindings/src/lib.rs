@@ -6,9 +6,15 @@
 //! | `null://` | [`null`] | always built |
 //! | `sqlite://` | [`sqlite`] | `sqlite` (default; SQLite is bundled) |
 //! | `postgres://`, `postgresql://` | `postgres` | `postgres` |
+//! | `redis://`, `rediss://` | `redis` | `redis` |
+pub mod kv;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+pub mod net;
 pub mod null;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod testing;
@@ -62,6 +68,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "postgres"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "redis",
+        description: "Redis (redis-rs, multiplexed): YCSB's hash-per-record model with a sorted-set index, or ?model=string for GET/SET; rediss:// for TLS",
+        example: "redis://:password@127.0.0.1:6379?model=hash&pipeline=1",
+        feature: Some("redis"),
+        built: cfg!(feature = "redis"),
+        #[cfg(feature = "redis")]
+        options: redis::OPTIONS,
+        #[cfg(not(feature = "redis"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -85,15 +102,19 @@ pub fn open<V: WithBinding>(
         "postgres" | "postgresql" => Ok(visitor.call(Arc::new(postgres::PostgresBinding::open(
             &target, url, opts,
         )?))),
+        #[cfg(feature = "redis")]
+        "redis" | "rediss" => {
+            Ok(visitor.call(Arc::new(redis::RedisBinding::open(&target, url, opts)?)))
+        }
         other => Err(unknown_scheme(other)),
     }
 }
 
 fn unknown_scheme(scheme: &str) -> BindingError {
-    let scheme = if scheme == "postgresql" {
-        "postgres"
-    } else {
-        scheme
+    let scheme = match scheme {
+        "postgresql" => "postgres",
+        "rediss" => "redis",
+        other => other,
     };
     if let Some(info) = SCHEMES.iter().find(|s| s.scheme == scheme) {
         return BindingError::Unsupported(format!(

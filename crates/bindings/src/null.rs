@@ -235,6 +235,7 @@ mod tests {
             create: true,
             sessions: 1,
             data_integrity,
+            scans: true,
         }
     }
 

@@ -2,6 +2,7 @@
 //! tokio-postgres driver. One connection per in-flight slot, every statement
 //! prepared when the session opens, YCSB's JDBC table layout (`usertable`,
 //! `YCSB_KEY` primary key, `FIELD0..n` TEXT) so tables loaded by YCSB work.
+use crate::net::run_cold;
 use crate::url::Target;
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -124,25 +125,6 @@ async fn connect(config: &Config) -> Result<Client, BindingError> {
         let _ = connection.await;
     });
     Ok(client)
-}
-
-/// Runs a cold-path future (opening, sizing) on its own thread and runtime, so
-/// it works both from plain code and from inside another runtime.
-fn run_cold<T: Send>(
-    fut: impl std::future::Future<Output = Result<T, BindingError>> + Send,
-) -> Result<T, BindingError> {
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| BindingError::Io(format!("cannot start a runtime: {e}")))?
-                    .block_on(fut)
-            })
-            .join()
-            .unwrap_or_else(|_| Err(BindingError::Io("the connection thread failed".into())))
-    })
 }
 
 impl PostgresBinding {
@@ -518,7 +500,6 @@ impl Session for PostgresSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU32, Ordering};
 
     fn server_url() -> String {
         std::env::var("YARDSTICK_PG_URL")
@@ -526,17 +507,16 @@ mod tests {
     }
 
     fn available() -> bool {
-        crate::testing::server_available("PostgreSQL", &server_url(), "scripts/postgres.sh start")
+        crate::testing::server_available(
+            "PostgreSQL",
+            &server_url(),
+            "scripts/services start postgres",
+        )
     }
 
     /// A fresh database per check, so checks run in parallel without sharing rows.
     fn open_fresh(opts: &OpenOptions) -> Result<PostgresBinding, BindingError> {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "conf_{}_{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        );
+        let name = crate::net::unique_name("conf");
         let base = server_url();
         run_cold(async {
             let client = connect(&Config::from_str(&base).unwrap()).await?;
@@ -562,6 +542,7 @@ mod tests {
             create,
             sessions: 1,
             data_integrity: false,
+            scans: true,
         }
     }
 

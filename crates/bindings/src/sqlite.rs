@@ -562,6 +562,7 @@ mod tests {
             create,
             sessions: 1,
             data_integrity: false,
+            scans: true,
         }
     }
 

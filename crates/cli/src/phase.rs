@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 use yardstick_bindings::WithBinding;
 use yardstick_core::binding::{Binding, BindingError, EngineInfo, OpenOptions};
+use yardstick_core::op::OpKind;
 use yardstick_core::result::{
     self, BindingInfo, HostInfo, Redactor, ResultContext, RunResult, Semantics,
 };
@@ -295,6 +296,7 @@ fn run_one(
         create: phase == Phase::Load,
         sessions: spec.threads * spec.concurrency,
         data_integrity: config.data_integrity,
+        scans: phase == Phase::Run && config.proportion(OpKind::Scan) > 0.0,
     };
     let shared = Arc::new(SharedState::new(config.clone()));
     let mut status = StatusLine::new(a.quiet, phase_name(phase));

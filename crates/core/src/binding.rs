@@ -169,6 +169,8 @@ pub struct OpenOptions {
     pub sessions: usize,
     /// Reads will be verified against YCSB's deterministic values.
     pub data_integrity: bool,
+    /// The run will issue scans; a binding that cannot scan refuses to open.
+    pub scans: bool,
 }
 
 /// One record read back: a value slot per field of the schema, reused between

@@ -24,6 +24,17 @@ pub const CHECKS: &[&str] = &[
     "data_integrity",
 ];
 
+/// The checks of a binding that cannot scan: `scan` is replaced by `scans_refused`.
+pub const CHECKS_WITHOUT_SCAN: &[&str] = &[
+    "crud",
+    "missing_keys",
+    "insert_semantics",
+    "update_semantics",
+    "scans_refused",
+    "large_and_empty_values",
+    "data_integrity",
+];
+
 fn schema(fields: usize) -> Schema {
     Schema {
         table: "usertable".into(),
@@ -39,6 +50,7 @@ fn options(insert_mode: InsertMode, update_mode: UpdateMode) -> OpenOptions {
         create: true,
         sessions: 1,
         data_integrity: true,
+        scans: false,
     }
 }
 
@@ -228,7 +240,11 @@ async fn update_semantics<B: Binding>(
 }
 
 async fn scan<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
-    let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
+    let opts = OpenOptions {
+        scans: true,
+        ..options(InsertMode::Insert, UpdateMode::Update)
+    };
+    let (_b, mut s) = session(open, &opts).await?;
     // inserted out of order; keys sort after every other check's keys
     for i in [3u32, 9, 0, 5, 1, 7, 2, 8, 6, 4] {
         let key = format!("zz-scan-{i:03}");
@@ -292,6 +308,24 @@ async fn scan<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>
         out.status
     );
     Ok(())
+}
+
+/// For a binding that cannot scan: a workload with scans is refused when the
+/// binding opens, with a message that names scans, instead of failing per operation.
+fn scans_refused<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
+    let opts = OpenOptions {
+        scans: true,
+        ..options(InsertMode::Insert, UpdateMode::Update)
+    };
+    match open(&opts) {
+        Ok(_) => Err("opened for a workload with scans, which it cannot run".into()),
+        Err(BindingError::Unsupported(m)) if m.to_ascii_lowercase().contains("scan") => Ok(()),
+        Err(e) => Err(format!(
+            "refused scans with the wrong error: {e:?} (want Unsupported naming scans)"
+        )),
+    }
 }
 
 async fn large_and_empty_values<B: Binding>(
@@ -395,6 +429,7 @@ pub fn run_check<B: Binding>(
             "insert_semantics" => insert_semantics(open).await,
             "update_semantics" => update_semantics(open).await,
             "scan" => scan(open).await,
+            "scans_refused" => scans_refused(open),
             "large_and_empty_values" => large_and_empty_values(open).await,
             "data_integrity" => data_integrity(open).await,
             other => Err(format!("no conformance check named {other}")),
@@ -413,6 +448,10 @@ macro_rules! conformance_suite {
     // whose server is not running; it must panic in CI instead).
     ($open:expr, $available:expr) => {
         $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity);
+    };
+    // A binding without scans (a key-value cache): it must refuse scan workloads at open.
+    ($open:expr, $available:expr, without_scan) => {
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity);
     };
     (@tests $open:expr, $available:expr; $($check:ident)*) => {
         $(
