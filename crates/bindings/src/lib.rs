@@ -7,8 +7,11 @@
 //! | `sqlite://` | [`sqlite`] | `sqlite` (default; SQLite is bundled) |
 //! | `postgres://`, `postgresql://` | `postgres` | `postgres` |
 //! | `redis://`, `rediss://` | `redis` | `redis` |
+//! | `memcached://` | `memcached` | `memcached` |
 pub mod kv;
-#[cfg(any(feature = "postgres", feature = "redis"))]
+#[cfg(feature = "memcached")]
+pub mod memcached;
+#[cfg(any(feature = "postgres", feature = "redis", feature = "memcached"))]
 pub mod net;
 pub mod null;
 #[cfg(feature = "postgres")]
@@ -79,6 +82,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "redis"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "memcached",
+        description: "memcached (text protocol, own client): get/add/set/replace/cas/delete; no scans",
+        example: "memcached://127.0.0.1:11211",
+        feature: Some("memcached"),
+        built: cfg!(feature = "memcached"),
+        #[cfg(feature = "memcached")]
+        options: memcached::OPTIONS,
+        #[cfg(not(feature = "memcached"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -105,6 +119,10 @@ pub fn open<V: WithBinding>(
         #[cfg(feature = "redis")]
         "redis" | "rediss" => {
             Ok(visitor.call(Arc::new(redis::RedisBinding::open(&target, url, opts)?)))
+        }
+        #[cfg(feature = "memcached")]
+        "memcached" => {
+            Ok(visitor.call(Arc::new(memcached::MemcachedBinding::open(&target, opts)?)))
         }
         other => Err(unknown_scheme(other)),
     }

@@ -134,6 +134,21 @@ pub struct PhaseArgs {
     /// Default: never stop for errors, count them.
     #[arg(long, value_name = "N")]
     pub max_errors: Option<u64>,
+    /// What an operation error does: `stop` ends the run at the first one
+    /// (same as --max-errors 0), `continue` counts them and goes on (the default).
+    #[arg(long, value_enum, conflicts_with = "max_errors")]
+    pub on_error: Option<OnError>,
+    /// Retry an operation that failed with conflict, timeout or unavailable up
+    /// to N times, with exponential backoff (sets retry.limit; retries are
+    /// counted in the result and latency covers every attempt).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnError {
+    Stop,
+    Continue,
 }
 
 /// `30s`, `5m`, `1.5h`, `250ms`, or plain seconds.

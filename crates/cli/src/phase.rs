@@ -1,7 +1,7 @@
 //! `yardstick load` and `yardstick run`: resolve properties, open the target,
 //! run with a status line, write the result atomically, print the summary.
 use crate::status::StatusLine;
-use crate::{workloads, CliError, Format, PhaseArgs, EXIT_INTERRUPTED};
+use crate::{workloads, CliError, Format, OnError, PhaseArgs, EXIT_INTERRUPTED};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -108,6 +108,9 @@ pub fn resolve_properties(a: &PhaseArgs, demo: bool) -> Result<(Properties, Stri
             d.as_secs_f64().to_string(),
             "--status-interval",
         )?;
+    }
+    if let Some(n) = a.retries {
+        flag(&mut props, p::RETRY_LIMIT, n.to_string(), "--retries")?;
     }
     let workload = if names.is_empty() {
         "custom".to_string()
@@ -288,7 +291,11 @@ fn run_one(
     }
     let mut spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
-    spec.max_errors = a.max_errors;
+    spec.max_errors = match a.on_error {
+        Some(OnError::Stop) => Some(0),
+        Some(OnError::Continue) => None,
+        None => a.max_errors,
+    };
     let opts = OpenOptions {
         schema: config.schema(),
         insert_mode: config.insert_mode,

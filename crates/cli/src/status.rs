@@ -38,11 +38,19 @@ impl StatusLine {
             rate(v.avg_ops_per_sec)
         );
         for op in &p.per_op {
+            // an empty histogram (every operation of the interval failed) reads 0
+            let lat = |ns: u64| {
+                if ns == 0 {
+                    "-".to_string()
+                } else {
+                    latency(ns as f64)
+                }
+            };
             s.push_str(&format!(
                 "  {} p50 {} p99 {}",
                 op.op.name(),
-                latency(op.p50_ns as f64),
-                latency(op.p99_ns as f64)
+                lat(op.p50_ns),
+                lat(op.p99_ns)
             ));
         }
         if v.total_errors > 0 {

@@ -151,7 +151,11 @@ pub fn summary_table(r: &RunResult) -> String {
         }
     }
     for e in &r.error_samples {
-        let _ = writeln!(out, "  error sample: {} {}: {}", e.op, e.status, e.message);
+        let _ = writeln!(
+            out,
+            "  error ({}x): {} {}: {}",
+            e.count, e.op, e.status, e.message
+        );
     }
     for w in &r.warnings {
         let _ = writeln!(out, "\n  WARNING: {w}");

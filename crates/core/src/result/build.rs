@@ -139,7 +139,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     }
     if total.retries > 0 {
         warnings.push(format!(
-            "{} insert attempts were retried (core_workload_insertion_retry_limit)",
+            "{} attempts were retries of failed operations (retry.limit, core_workload_insertion_retry_limit); latency covers every attempt",
             total.retries
         ));
     }
@@ -228,10 +228,11 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         error_samples: total
             .error_samples
             .iter()
-            .map(|(k, s, m)| ErrorSample {
+            .map(|(k, s, m, n)| ErrorSample {
                 op: k.name().into(),
                 status: s.name().into(),
                 message: r.redact(m),
+                count: *n,
             })
             .collect(),
     }

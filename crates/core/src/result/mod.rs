@@ -172,4 +172,6 @@ pub struct ErrorSample {
     pub op: String,
     pub status: String,
     pub message: String,
+    /// How many operations failed with this message.
+    pub count: u64,
 }

@@ -443,6 +443,48 @@ async fn timed<F: std::future::Future<Output = Outcome>>(
     (out, start, clock.raw())
 }
 
+/// Whether a failed run-phase operation is worth retrying under `retry.limit`:
+/// the database asked for it (conflict) or could not answer (timeout, unavailable).
+fn retryable(status: Status) -> bool {
+    matches!(
+        status,
+        Status::Conflict | Status::Timeout | Status::Unavailable
+    )
+}
+
+/// Wait before retry `attempt` (1-based): `base` doubled per attempt up to 1 s
+/// (never below `base`), times a deterministic 0.8-1.2 jitter.
+fn backoff(base: std::time::Duration, attempt: u32, salt: u64) -> std::time::Duration {
+    let cap = base.max(std::time::Duration::from_secs(1));
+    let exp = base.saturating_mul(1u32 << (attempt - 1).min(20)).min(cap);
+    let jitter = 0.8 + 0.4 * (fnvhash64(salt ^ attempt as u64) % 1000) as f64 / 1000.0;
+    exp.mul_f64(jitter)
+}
+
+/// Runs `$call` (a future expression, re-evaluated per attempt) until it
+/// succeeds, fails for good, or `retry.limit` retries are spent. Evaluates to
+/// (outcome, first attempt's start, last attempt's start, last attempt's end):
+/// response time covers every attempt, service time the last one.
+macro_rules! with_retries {
+    ($clock:expr, $cfg:expr, $stop:expr, $state:expr, $salt:expr, $call:expr) => {{
+        let mut attempt = 0u32;
+        let mut first = None;
+        loop {
+            let (out, start, end) = timed($clock, $call).await;
+            let first = *first.get_or_insert(start);
+            if !retryable(out.status)
+                || attempt >= $cfg.retry_limit
+                || $stop.load(Ordering::Relaxed)
+            {
+                break (out, first, start, end);
+            }
+            attempt += 1;
+            $state.borrow_mut().rec.retries += 1;
+            tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
+        }
+    }};
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn execute<S: Session>(
     s: &mut S,
@@ -459,11 +501,13 @@ async fn execute<S: Session>(
     stream.key(shared, op.keynum, &mut b.key);
     let c = &shared.config;
     let origin = |start: u64| intended.map_or(Origin::Stamp(start), Origin::Intended);
+    let salt = op.keynum;
     match op.kind {
         OpKind::Read => {
-            b.record.clear();
-            let (mut out, start, end) =
-                timed(clock, s.read(&b.key, op.fields, &mut b.record)).await;
+            let (mut out, first, start, end) = with_retries!(clock, c, stop, state, salt, {
+                b.record.clear();
+                s.read(&b.key, op.fields, &mut b.record)
+            });
             if out.status.is_ok()
                 && c.data_integrity
                 && !stream.verify(shared, &b.key, op.fields, &b.record)
@@ -472,33 +516,46 @@ async fn execute<S: Session>(
             }
             state
                 .borrow_mut()
-                .record(OpKind::Read, &out, origin(start), start, end)
+                .record(OpKind::Read, &out, origin(first), start, end)
         }
         OpKind::Scan => {
-            b.scan.clear();
-            let (out, start, end) = timed(
-                clock,
-                s.scan(&b.key, op.scan_length, op.fields, &mut b.scan),
-            )
-            .await;
+            let (out, first, start, end) = with_retries!(clock, c, stop, state, salt, {
+                b.scan.clear();
+                s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
+            });
             state
                 .borrow_mut()
-                .record(OpKind::Scan, &out, origin(start), start, end)
+                .record(OpKind::Scan, &out, origin(first), start, end)
         }
         OpKind::Update => {
             stream.values(shared, &b.key, op.fields, &mut b.values);
-            let (out, start, end) = timed(clock, s.update(&b.key, &b.values)).await;
+            let (out, first, start, end) =
+                with_retries!(clock, c, stop, state, salt, s.update(&b.key, &b.values));
             state
                 .borrow_mut()
-                .record(OpKind::Update, &out, origin(start), start, end)
+                .record(OpKind::Update, &out, origin(first), start, end)
         }
         OpKind::Delete => {
-            let (out, start, end) = timed(clock, s.delete(&b.key)).await;
+            let (out, first, start, end) =
+                with_retries!(clock, c, stop, state, salt, s.delete(&b.key));
             state
                 .borrow_mut()
-                .record(OpKind::Delete, &out, origin(start), start, end)
+                .record(OpKind::Delete, &out, origin(first), start, end)
+        }
+        OpKind::Insert if phase == Phase::Run => {
+            stream.values(shared, &b.key, Fields::All, &mut b.values);
+            let (out, first, start, end) =
+                with_retries!(clock, c, stop, state, salt, s.insert(&b.key, &b.values));
+            let mut ws = state.borrow_mut();
+            let done = ws.record(OpKind::Insert, &out, origin(first), start, end);
+            if let Err(e) = shared.inserts.acknowledge(op.keynum) {
+                ws.rec
+                    .record_error_message(OpKind::Insert, Status::Error, &e.to_string());
+            }
+            done
         }
         OpKind::Insert => {
+            // the load phase follows YCSB's insertion retry properties
             stream.values(shared, &b.key, Fields::All, &mut b.values);
             let first = clock.raw();
             let mut attempt = 0u32;
@@ -506,10 +563,7 @@ async fn execute<S: Session>(
             loop {
                 (out, start, end) = timed(clock, s.insert(&b.key, &b.values)).await;
                 let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
-                if phase == Phase::Run
-                    || !retryable
-                    || attempt >= c.insertion_retry_limit
-                    || stop.load(Ordering::Relaxed)
+                if !retryable || attempt >= c.insertion_retry_limit || stop.load(Ordering::Relaxed)
                 {
                     break;
                 }
@@ -520,21 +574,16 @@ async fn execute<S: Session>(
                     0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
                 tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
             }
-            let mut ws = state.borrow_mut();
             // Response time covers every attempt; service time the last one.
-            let done = ws.record(OpKind::Insert, &out, origin(first), start, end);
-            if phase == Phase::Run {
-                if let Err(e) = shared.inserts.acknowledge(op.keynum) {
-                    ws.rec
-                        .record_error_message(OpKind::Insert, Status::Error, &e.to_string());
-                }
-            }
-            done
+            state
+                .borrow_mut()
+                .record(OpKind::Insert, &out, origin(first), start, end)
         }
         OpKind::ReadModifyWrite => {
-            b.record.clear();
-            let (mut r, start, read_end) =
-                timed(clock, s.read(&b.key, op.fields, &mut b.record)).await;
+            let (mut r, first, start, read_end) = with_retries!(clock, c, stop, state, salt, {
+                b.record.clear();
+                s.read(&b.key, op.fields, &mut b.record)
+            });
             if r.status.is_ok()
                 && c.data_integrity
                 && !stream.verify(shared, &b.key, op.fields, &b.record)
@@ -543,11 +592,12 @@ async fn execute<S: Session>(
             }
             state
                 .borrow_mut()
-                .record(OpKind::Read, &r, origin(start), start, read_end);
+                .record(OpKind::Read, &r, origin(first), start, read_end);
             stream.values(shared, &b.key, op.write, &mut b.values);
-            let (u, ustart, end) = timed(clock, s.update(&b.key, &b.values)).await;
+            let (u, ufirst, ustart, end) =
+                with_retries!(clock, c, stop, state, salt, s.update(&b.key, &b.values));
             let mut ws = state.borrow_mut();
-            ws.record(OpKind::Update, &u, Origin::Stamp(ustart), ustart, end);
+            ws.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
             let overall = if !r.status.is_ok() { &r } else { &u };
             let whole = Outcome {
                 status: overall.status,
@@ -555,7 +605,7 @@ async fn execute<S: Session>(
                 bytes: r.bytes + u.bytes,
                 detail: None,
             };
-            ws.record(OpKind::ReadModifyWrite, &whole, origin(start), start, end)
+            ws.record(OpKind::ReadModifyWrite, &whole, origin(first), start, end)
         }
     }
 }

@@ -101,7 +101,9 @@ pub struct Recorder {
     /// Operations retried after a failure (insertion retries), not hidden.
     pub retries: u64,
     /// The first error messages seen, for the result.
-    pub error_samples: Vec<(OpKind, Status, String)>,
+    /// Distinct error messages with how often each was seen (the first
+    /// `ERROR_SAMPLES` distinct ones).
+    pub error_samples: Vec<(OpKind, Status, String, u64)>,
 }
 
 /// Error messages kept per recorder hand-over.
@@ -145,8 +147,19 @@ impl Recorder {
 
     #[cold]
     pub fn record_error_message(&mut self, kind: OpKind, status: Status, message: &str) {
-        if self.error_samples.len() < ERROR_SAMPLES {
-            self.error_samples.push((kind, status, message.to_string()));
+        self.add_error_sample(kind, status, message, 1);
+    }
+
+    fn add_error_sample(&mut self, kind: OpKind, status: Status, message: &str, n: u64) {
+        if let Some(e) = self
+            .error_samples
+            .iter_mut()
+            .find(|e| e.0 == kind && e.1 == status && e.2 == message)
+        {
+            e.3 += n;
+        } else if self.error_samples.len() < ERROR_SAMPLES {
+            self.error_samples
+                .push((kind, status, message.to_string(), n));
         }
     }
 
@@ -177,10 +190,8 @@ impl Recorder {
         }
         self.late += other.late;
         self.retries += other.retries;
-        for e in &other.error_samples {
-            if self.error_samples.len() < 20 {
-                self.error_samples.push(e.clone());
-            }
+        for (kind, status, message, n) in &other.error_samples {
+            self.add_error_sample(*kind, *status, message, *n);
         }
     }
 

@@ -73,6 +73,8 @@ pub struct CoreConfig {
     pub target: Option<f64>,
     pub insertion_retry_limit: u32,
     pub insertion_retry_interval: Duration,
+    pub retry_limit: u32,
+    pub retry_backoff: Duration,
     pub insert_mode: InsertMode,
     pub update_mode: UpdateMode,
     pub status_interval: Duration,
@@ -277,6 +279,13 @@ impl CoreConfig {
                 "core_workload_insertion_retry_interval is negative",
             ));
         }
+        let retry_limit = props.get_u64(p::RETRY_LIMIT)?.min(1_000) as u32;
+        let retry_backoff = props.get_f64(p::RETRY_BACKOFF)?;
+        if !(0.0..=60.0).contains(&retry_backoff) {
+            return Err(invalid(format!(
+                "retry.backoff={retry_backoff} is out of range: use 0 to 60 seconds"
+            )));
+        }
         let insert_mode = match props.get_choice(p::INSERT_SEMANTICS, &["insert", "upsert"])? {
             "insert" => InsertMode::Insert,
             _ => InsertMode::Upsert,
@@ -317,6 +326,8 @@ impl CoreConfig {
             target: (target > 0.0).then_some(target),
             insertion_retry_limit,
             insertion_retry_interval: Duration::from_secs_f64(retry_interval),
+            retry_limit,
+            retry_backoff: Duration::from_secs_f64(retry_backoff),
             insert_mode,
             update_mode,
             status_interval: Duration::from_secs_f64(si),

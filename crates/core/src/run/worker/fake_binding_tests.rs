@@ -160,3 +160,55 @@ fn a_session_that_cannot_open_stops_the_run_before_it_starts() {
     let e = out.expect_err("the run must not start");
     assert!(e.to_string().contains("too many connections"));
 }
+
+fn run_inserts(retry_limit: &str) -> crate::run::RunOutput {
+    let limit = format!("retry.limit={retry_limit}");
+    let kv = [
+        "recordcount=5",
+        "operationcount=12",
+        "fieldcount=1",
+        "readproportion=0",
+        "updateproportion=0",
+        "insertproportion=1",
+        "retry.backoff=0.001",
+        &limit,
+    ];
+    run(Fake::new(2, u32::MAX), Phase::Run, &kv, 1).0.unwrap()
+}
+
+#[test]
+fn run_phase_operations_that_fail_retryably_are_retried_with_backoff_and_counted() {
+    let out = run_inserts("2");
+    let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
+    assert_eq!(
+        ins.statuses[Status::Ok.index()],
+        12,
+        "third attempts succeed"
+    );
+    assert_eq!(ins.statuses[Status::Unavailable.index()], 0);
+    assert_eq!(out.total.retries, 24);
+    let out = run_inserts("0");
+    let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
+    assert_eq!(out.total.retries, 0);
+    assert_eq!(
+        ins.statuses[Status::Unavailable.index()],
+        8,
+        "without retries two of every three attempts fail"
+    );
+}
+
+#[test]
+fn backoff_doubles_up_to_a_cap_with_bounded_jitter() {
+    let base = Duration::from_millis(10);
+    for salt in 0..50 {
+        let b1 = backoff(base, 1, salt).as_secs_f64();
+        let b3 = backoff(base, 3, salt).as_secs_f64();
+        let b20 = backoff(base, 20, salt).as_secs_f64();
+        assert!((0.008..=0.012).contains(&b1), "{b1}");
+        assert!((0.032..=0.048).contains(&b3), "{b3}");
+        assert!((0.8..=1.2).contains(&b20), "{b20}");
+    }
+    assert!(
+        !retryable(Status::NotFound) && !retryable(Status::Error) && retryable(Status::Conflict)
+    );
+}

@@ -1,0 +1,647 @@
+//! `memcached://host:port`: memcached over its text protocol, with a small
+//! client of our own on tokio (one connection per session, no pooling layer
+//! between the operation and the socket).
+//!
+//! A record is one item, encoded by [`crate::kv`] (a one-field record is
+//! stored raw). `insert` is `add` (or `set` with upsert semantics), a whole-
+//! record `update` is `replace` (or `set`), a partial update is `gets` then
+//! `cas`, retried when another client won the race. memcached cannot scan:
+//! workloads with scans are refused when the binding opens.
+use crate::kv;
+use crate::url::{parse_duration, Target};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use yardstick_core::binding::*;
+
+/// yardstick's own URL options.
+pub const OPTIONS: &[&str] = &["prefix", "timeout", "connect_timeout"];
+
+/// `stats settings` entries recorded with every result.
+const SETTINGS: &[&str] = &[
+    "maxbytes",
+    "maxconns",
+    "item_size_max",
+    "evictions",
+    "num_threads",
+    "lru_segmented",
+];
+
+/// Lost `cas` races in a row before a partial update is a `Conflict`.
+const CAS_ATTEMPTS: usize = 16;
+
+/// memcached's key length limit.
+const MAX_KEY: usize = 250;
+
+struct Inner {
+    addr: String,
+    prefix: Vec<u8>,
+    fields: usize,
+    insert_mode: InsertMode,
+    update_mode: UpdateMode,
+    timeout: Duration,
+    connect_timeout: Duration,
+}
+
+pub struct MemcachedBinding {
+    inner: Arc<Inner>,
+    info: EngineInfo,
+}
+
+/// One text-protocol connection.
+struct Conn {
+    io: BufReader<TcpStream>,
+    out: Vec<u8>,
+    line: Vec<u8>,
+}
+
+#[derive(Debug)]
+enum Reply {
+    Stored,
+    NotStored,
+    Exists,
+    NotFound,
+    Deleted,
+}
+
+#[derive(Debug)]
+enum ConnError {
+    Io(std::io::Error),
+    Timeout,
+    /// The server answered with an error line (`SERVER_ERROR ...`, `CLIENT_ERROR ...`).
+    Server(String),
+    Protocol(String),
+}
+
+impl std::fmt::Display for ConnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnError::Io(e) => write!(f, "{e}"),
+            ConnError::Timeout => f.write_str("no reply within the timeout"),
+            ConnError::Server(m) => f.write_str(m),
+            ConnError::Protocol(m) => write!(f, "unexpected reply: {m}"),
+        }
+    }
+}
+
+impl From<std::io::Error> for ConnError {
+    fn from(e: std::io::Error) -> Self {
+        ConnError::Io(e)
+    }
+}
+
+impl ConnError {
+    fn status(&self) -> Status {
+        match self {
+            ConnError::Io(_) => Status::Unavailable,
+            ConnError::Timeout => Status::Timeout,
+            ConnError::Server(_) | ConnError::Protocol(_) => Status::Error,
+        }
+    }
+
+    /// Whether the connection can go on after this error.
+    fn keeps_connection(&self) -> bool {
+        matches!(self, ConnError::Server(_))
+    }
+}
+
+impl Conn {
+    async fn connect(addr: &str, timeout: Duration) -> Result<Conn, ConnError> {
+        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+            .await
+            .map_err(|_| ConnError::Timeout)??;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            io: BufReader::with_capacity(64 * 1024, stream),
+            out: Vec::with_capacity(4096),
+            line: Vec::with_capacity(128),
+        })
+    }
+
+    async fn flush(&mut self) -> Result<(), ConnError> {
+        self.io.get_mut().write_all(&self.out).await?;
+        self.out.clear();
+        Ok(())
+    }
+
+    /// Reads one reply line (without `\r\n`) into `self.line`.
+    async fn read_line(&mut self) -> Result<(), ConnError> {
+        self.line.clear();
+        let n = self.io.read_until(b'\n', &mut self.line).await?;
+        if n == 0 || !self.line.ends_with(b"\r\n") {
+            return Err(ConnError::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "memcached closed the connection",
+            )));
+        }
+        self.line.truncate(self.line.len() - 2);
+        if self.line.starts_with(b"SERVER_ERROR")
+            || self.line.starts_with(b"CLIENT_ERROR")
+            || self.line == b"ERROR"
+        {
+            return Err(ConnError::Server(
+                String::from_utf8_lossy(&self.line).into_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `get`/`gets` of one key: the value into `value`, and its cas id.
+    async fn get(
+        &mut self,
+        key: &[u8],
+        with_cas: bool,
+        value: &mut Vec<u8>,
+    ) -> Result<Option<u64>, ConnError> {
+        self.out
+            .extend_from_slice(if with_cas { b"gets " } else { b"get " });
+        self.out.extend_from_slice(key);
+        self.out.extend_from_slice(b"\r\n");
+        self.flush().await?;
+        self.read_line().await?;
+        if self.line == b"END" {
+            return Ok(None);
+        }
+        // VALUE <key> <flags> <bytes> [<cas unique>]
+        let text = std::str::from_utf8(&self.line).map_err(|_| self.protocol())?;
+        let mut parts = text.split(' ');
+        if parts.next() != Some("VALUE") {
+            return Err(self.protocol());
+        }
+        let _key = parts.next();
+        let _flags = parts.next();
+        let len: usize = parts
+            .next()
+            .and_then(|b| b.parse().ok())
+            .ok_or_else(|| self.protocol())?;
+        let cas: u64 = match parts.next() {
+            Some(c) => c.parse().map_err(|_| self.protocol())?,
+            None => 0,
+        };
+        value.resize(len + 2, 0);
+        self.io.read_exact(value).await?;
+        if !value.ends_with(b"\r\n") {
+            return Err(ConnError::Protocol("value not followed by CRLF".into()));
+        }
+        value.truncate(len);
+        self.read_line().await?;
+        if self.line != b"END" {
+            return Err(self.protocol());
+        }
+        Ok(Some(cas))
+    }
+
+    /// A storage command: `set`, `add`, `replace`, or `cas` with an id.
+    async fn store(
+        &mut self,
+        verb: &str,
+        key: &[u8],
+        data: &[u8],
+        cas: Option<u64>,
+    ) -> Result<Reply, ConnError> {
+        self.out.extend_from_slice(verb.as_bytes());
+        self.out.push(b' ');
+        self.out.extend_from_slice(key);
+        self.out.extend_from_slice(b" 0 0 ");
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(data.len()).as_bytes());
+        if let Some(c) = cas {
+            self.out.push(b' ');
+            self.out
+                .extend_from_slice(itoa::Buffer::new().format(c).as_bytes());
+        }
+        self.out.extend_from_slice(b"\r\n");
+        if data.len() > 16 * 1024 {
+            // large values go straight from their buffer, not through `out`
+            self.flush().await?;
+            self.io.get_mut().write_all(data).await?;
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            self.out.extend_from_slice(data);
+            self.out.extend_from_slice(b"\r\n");
+        }
+        self.flush().await?;
+        self.reply().await
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Result<Reply, ConnError> {
+        self.out.extend_from_slice(b"delete ");
+        self.out.extend_from_slice(key);
+        self.out.extend_from_slice(b"\r\n");
+        self.flush().await?;
+        self.reply().await
+    }
+
+    async fn reply(&mut self) -> Result<Reply, ConnError> {
+        self.read_line().await?;
+        Ok(match self.line.as_slice() {
+            b"STORED" => Reply::Stored,
+            b"NOT_STORED" => Reply::NotStored,
+            b"EXISTS" => Reply::Exists,
+            b"NOT_FOUND" => Reply::NotFound,
+            b"DELETED" => Reply::Deleted,
+            _ => return Err(self.protocol()),
+        })
+    }
+
+    /// A command whose reply is `STAT name value` lines up to `END`, or one line.
+    async fn lines(&mut self, command: &str) -> Result<Vec<String>, ConnError> {
+        self.out.extend_from_slice(command.as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+        self.flush().await?;
+        let mut out = Vec::new();
+        loop {
+            self.read_line().await?;
+            let l = String::from_utf8_lossy(&self.line).into_owned();
+            if l == "END" {
+                return Ok(out);
+            }
+            let single = !l.starts_with("STAT ");
+            out.push(l);
+            if single {
+                return Ok(out);
+            }
+        }
+    }
+
+    fn protocol(&self) -> ConnError {
+        ConnError::Protocol(String::from_utf8_lossy(&self.line).into_owned())
+    }
+}
+
+fn duration_option(target: &Target, name: &str, default: u64) -> Result<Duration, BindingError> {
+    match target.param(name) {
+        None => Ok(Duration::from_secs(default)),
+        Some(v) => parse_duration(v).ok_or_else(|| {
+            BindingError::Config(format!(
+                "{name}={v} is not a duration; write for example {name}=5s"
+            ))
+        }),
+    }
+}
+
+impl MemcachedBinding {
+    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        target.allow_only(OPTIONS)?;
+        if opts.scans {
+            return Err(BindingError::Unsupported(
+                "the workload has scans, which memcached cannot do (it has no key order); set scanproportion=0 or use another database".into(),
+            ));
+        }
+        let authority = target.rest.split('/').next().unwrap_or("");
+        if authority.contains('@') {
+            return Err(BindingError::Unsupported(
+                "memcached's text protocol has no authentication (SASL needs the binary protocol); remove user:password@ from the URL".into(),
+            ));
+        }
+        if authority.contains(',') {
+            return Err(BindingError::Unsupported(
+                "several memcached servers in one URL (client-side sharding) are not supported; give one host:port".into(),
+            ));
+        }
+        let addr = match authority {
+            "" => "127.0.0.1:11211".to_string(),
+            a if a.contains(':') => a.to_string(),
+            a => format!("{a}:11211"),
+        };
+        let prefix = target.param("prefix").unwrap_or("").as_bytes().to_vec();
+        if prefix.iter().any(|b| *b <= b' ') {
+            return Err(BindingError::Config(
+                "prefix must not contain spaces or control characters (memcached keys cannot)"
+                    .into(),
+            ));
+        }
+        let inner = Inner {
+            addr,
+            prefix,
+            fields: opts.schema.fields.len(),
+            insert_mode: opts.insert_mode,
+            update_mode: opts.update_mode,
+            timeout: duration_option(target, "timeout", 30)?,
+            connect_timeout: duration_option(target, "connect_timeout", 10)?,
+        };
+        let server = format!("memcached at {}", inner.addr);
+        let unreachable = |e: ConnError| {
+            BindingError::Unavailable(format!(
+                "cannot connect to {server}: {e}; check that the server runs and the URL is right"
+            ))
+        };
+        let (version, stats) = crate::net::run_cold(async {
+            let mut c = Conn::connect(&inner.addr, inner.connect_timeout)
+                .await
+                .map_err(unreachable)?;
+            let version = c.lines("version").await.map_err(unreachable)?;
+            let stats = c.lines("stats settings").await.map_err(unreachable)?;
+            Ok((version, stats))
+        })?;
+        let version = version
+            .first()
+            .and_then(|v| v.strip_prefix("VERSION "))
+            .unwrap_or("unknown")
+            .to_string();
+        let mut settings = BTreeMap::new();
+        for line in &stats {
+            let mut p = line.splitn(3, ' ');
+            if let (Some("STAT"), Some(name), Some(value)) = (p.next(), p.next(), p.next()) {
+                if SETTINGS.contains(&name) {
+                    settings.insert(name.to_string(), value.to_string());
+                }
+            }
+        }
+        settings.insert(
+            "record layout".into(),
+            "one item per record (fields length-prefixed; one field stored raw)".into(),
+        );
+        Ok(MemcachedBinding {
+            inner: Arc::new(inner),
+            info: EngineInfo {
+                name: "memcached".into(),
+                version,
+                settings,
+            },
+        })
+    }
+}
+
+impl Binding for MemcachedBinding {
+    type Session = MemcachedSession;
+
+    async fn session(&self) -> Result<MemcachedSession, BindingError> {
+        let conn = Conn::connect(&self.inner.addr, self.inner.connect_timeout)
+            .await
+            .map_err(|e| {
+                BindingError::Unavailable(format!(
+                    "cannot connect to memcached at {}: {e}",
+                    self.inner.addr
+                ))
+            })?;
+        Ok(MemcachedSession {
+            inner: self.inner.clone(),
+            conn: Some(conn),
+            key: Vec::new(),
+            value: Vec::new(),
+            encoded: Vec::new(),
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        self.info.clone()
+    }
+}
+
+pub struct MemcachedSession {
+    inner: Arc<Inner>,
+    /// `None` after the connection broke or timed out; the next operation reconnects.
+    conn: Option<Conn>,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    encoded: Vec<u8>,
+}
+
+/// What one operation does on the connection, run under the timeout.
+enum Op<'a> {
+    Read(Fields, &'a mut Record),
+    Write(&'a WriteSet, bool),
+    Delete,
+}
+
+impl MemcachedSession {
+    fn set_key(&mut self, key: &[u8]) -> Result<(), Outcome> {
+        self.key.clear();
+        self.key.extend_from_slice(&self.inner.prefix);
+        self.key.extend_from_slice(key);
+        if self.key.len() > MAX_KEY || self.key.iter().any(|b| *b <= b' ' || *b == 0x7f) {
+            return Err(Outcome::failed(
+                Status::Error,
+                "memcached keys are at most 250 bytes without spaces or control characters",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn run(&mut self, key: &[u8], op: Op<'_>) -> Outcome {
+        if let Err(o) = self.set_key(key) {
+            return o;
+        }
+        if self.conn.is_none() {
+            match Conn::connect(&self.inner.addr, self.inner.connect_timeout).await {
+                Ok(c) => self.conn = Some(c),
+                Err(e) => return Outcome::failed(e.status(), e),
+            }
+        }
+        let timeout = self.inner.timeout;
+        let result = tokio::time::timeout(timeout, self.exec(op))
+            .await
+            .unwrap_or(Err(ConnError::Timeout));
+        match result {
+            Ok(o) => o,
+            Err(e) => {
+                if !e.keeps_connection() {
+                    // the reply stream is out of step: start over on a new connection
+                    self.conn = None;
+                }
+                Outcome::failed(e.status(), e)
+            }
+        }
+    }
+
+    async fn exec(&mut self, op: Op<'_>) -> Result<Outcome, ConnError> {
+        let inner = &*self.inner;
+        let c = self.conn.as_mut().expect("connected by run");
+        let n = inner.fields;
+        match op {
+            Op::Read(fields, out) => match c.get(&self.key, false, &mut self.value).await? {
+                None => Ok(Outcome::status(Status::NotFound)),
+                Some(_) => Ok(match kv::decode(n, &self.value, fields, out) {
+                    Ok(bytes) => Outcome::ok(1, bytes),
+                    Err(e) => Outcome::failed(Status::Error, e),
+                }),
+            },
+            Op::Delete => Ok(match c.delete(&self.key).await? {
+                Reply::Deleted => Outcome::ok(0, 0),
+                Reply::NotFound => Outcome::status(Status::NotFound),
+                r => Outcome::failed(Status::Error, format!("delete answered {r:?}")),
+            }),
+            Op::Write(values, insert) => {
+                let upsert = if insert {
+                    inner.insert_mode == InsertMode::Upsert
+                } else {
+                    inner.update_mode == UpdateMode::Upsert
+                };
+                let bytes = values.bytes();
+                if insert || kv::is_whole(n, values) {
+                    kv::encode(n, values, &mut self.encoded);
+                    let verb = match (insert, upsert) {
+                        (_, true) => "set",
+                        (true, false) => "add",
+                        (false, false) => "replace",
+                    };
+                    return Ok(match c.store(verb, &self.key, &self.encoded, None).await? {
+                        Reply::Stored => Outcome::ok(0, bytes),
+                        Reply::NotStored if insert => Outcome::status(Status::DuplicateKey),
+                        Reply::NotStored => Outcome::status(Status::NotFound),
+                        r => Outcome::failed(Status::Error, format!("{verb} answered {r:?}")),
+                    });
+                }
+                for _ in 0..CAS_ATTEMPTS {
+                    match c.get(&self.key, true, &mut self.value).await? {
+                        None if !upsert => return Ok(Outcome::status(Status::NotFound)),
+                        None => {
+                            kv::encode(n, values, &mut self.encoded);
+                            if let Reply::Stored =
+                                c.store("add", &self.key, &self.encoded, None).await?
+                            {
+                                return Ok(Outcome::ok(0, bytes));
+                            }
+                        }
+                        Some(cas) => {
+                            if let Err(e) = kv::merge(n, &self.value, values, &mut self.encoded) {
+                                return Ok(Outcome::failed(Status::Error, e));
+                            }
+                            match c.store("cas", &self.key, &self.encoded, Some(cas)).await? {
+                                Reply::Stored => return Ok(Outcome::ok(0, bytes)),
+                                Reply::NotFound if !upsert => {
+                                    return Ok(Outcome::status(Status::NotFound))
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                Ok(Outcome::failed(
+                    Status::Conflict,
+                    format!("record changed under {CAS_ATTEMPTS} cas attempts in a row"),
+                ))
+            }
+        }
+    }
+}
+
+impl Session for MemcachedSession {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        self.run(key, Op::Read(fields, out)).await
+    }
+
+    async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+        Outcome::failed(Status::Error, "memcached cannot scan")
+    }
+
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        self.run(key, Op::Write(values, false)).await
+    }
+
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        self.run(key, Op::Write(values, true)).await
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Outcome {
+        self.run(key, Op::Delete).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server_url() -> String {
+        std::env::var("YARDSTICK_MEMCACHED_URL")
+            .unwrap_or_else(|_| "memcached://127.0.0.1:51211".into())
+    }
+
+    fn available() -> bool {
+        crate::testing::server_available(
+            "memcached",
+            &server_url(),
+            "scripts/services start memcached",
+        )
+    }
+
+    fn open_url(url: &str, opts: &OpenOptions) -> Result<MemcachedBinding, BindingError> {
+        MemcachedBinding::open(&Target::parse(url)?, opts)
+    }
+
+    fn open_fresh(opts: &OpenOptions) -> Result<MemcachedBinding, BindingError> {
+        open_url(
+            &format!(
+                "{}?prefix={}:",
+                server_url(),
+                crate::net::unique_name("conf")
+            ),
+            opts,
+        )
+    }
+
+    yardstick_core::conformance_suite!(open_fresh, available, without_scan);
+
+    fn opts() -> OpenOptions {
+        OpenOptions {
+            schema: Schema {
+                table: "usertable".into(),
+                fields: vec!["field0".into(), "field1".into()],
+            },
+            insert_mode: InsertMode::Insert,
+            update_mode: UpdateMode::Update,
+            create: true,
+            sessions: 1,
+            data_integrity: false,
+            scans: false,
+        }
+    }
+
+    #[test]
+    fn unreachable_server_and_unsupported_urls_are_one_clear_line() {
+        let e = open_url("memcached://127.0.0.1:1", &opts())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("cannot connect to memcached at 127.0.0.1:1"),
+            "{e}"
+        );
+        let e = open_url("memcached://u:pw@127.0.0.1:1", &opts())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("no authentication") && !e.contains("pw@"), "{e}");
+        let e = open_url("memcached://127.0.0.1:1?prefix=a%20b&x=1", &opts())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("unknown option 'x'"), "{e}");
+    }
+
+    #[test]
+    fn version_and_settings_are_recorded_and_oversized_values_are_errors() {
+        if !available() {
+            return;
+        }
+        let b = open_fresh(&opts()).unwrap();
+        let info = b.info();
+        assert!(info.version.starts_with("1."), "{}", info.version);
+        assert!(info.settings.contains_key("item_size_max"), "{info:?}");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut ws = WriteSet::default();
+            ws.push(0).resize(3 << 20, b'x');
+            ws.push(1).extend_from_slice(b"y");
+            let out = s.insert(b"too-big", &ws).await;
+            assert_eq!(out.status, Status::Error);
+            assert!(
+                out.detail.as_deref().unwrap_or("").contains("too large"),
+                "{out:?}"
+            );
+            // the connection is still usable afterwards
+            let mut rec = Record::with_fields(2);
+            assert_eq!(
+                s.read(b"too-big", Fields::All, &mut rec).await.status,
+                Status::NotFound
+            );
+        });
+    }
+}

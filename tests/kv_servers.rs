@@ -1,0 +1,355 @@
+//! End-to-end against Redis and memcached: load + run through the CLI against
+//! the shared test servers (`scripts/services start redis memcached`), and a
+//! private server of each that the test kills in the middle of a run.
+#![cfg(any(feature = "redis", feature = "memcached"))]
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts a private server (`program args`) and waits until its port accepts.
+fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
+    let child = match Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{program} is needed in CI: {e} (scripts/services installs it)"
+            );
+            eprintln!("skipped: cannot start {program}: {e}");
+            return None;
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{program} did not start on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(child)
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Loads 2000 records and runs workload A (or C) for `ops` operations; returns the run's result.
+fn load_and_run(dir: &Path, url: &str, workload: &str, extra: &[&str]) -> (Run, serde_json::Value) {
+    let mut load = args(&[
+        "load",
+        "--db",
+        url,
+        "-P",
+        workload,
+        "-p",
+        "recordcount=2000",
+        "--threads",
+        "2",
+        "-q",
+        "--out",
+        "l.json",
+    ]);
+    load.extend(args(extra));
+    let l = yardstick(dir, &load.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let mut run = args(&[
+        "run",
+        "--db",
+        url,
+        "-P",
+        workload,
+        "-p",
+        "recordcount=2000",
+        "-p",
+        "operationcount=6000",
+        "--threads",
+        "2",
+        "--concurrency",
+        "4",
+        "-q",
+        "--out",
+        "r.json",
+    ]);
+    run.extend(args(extra));
+    let r = yardstick(dir, &run.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(v["totals"]["operations"], 6000);
+    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
+    (r, v)
+}
+
+/// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
+fn run_through_a_kill(
+    dir: &Path,
+    url: &str,
+    server: &mut Child,
+    policy: &[&str],
+) -> (Run, serde_json::Value) {
+    let l = yardstick(
+        dir,
+        &[
+            "load",
+            "--db",
+            url,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=500",
+            "-q",
+        ],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let mut cmd = args(&[
+        "run",
+        "--db",
+        url,
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=500",
+        "--duration",
+        "4s",
+        "--threads",
+        "1",
+        "--concurrency",
+        "2",
+        "-q",
+        "--out",
+        "kill.json",
+    ]);
+    cmd.extend(args(policy));
+    let started = Instant::now();
+    let handle = {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            yardstick(&dir, &cmd.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let r = handle.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the run did not end"
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let v = read_json(&dir.join("kill.json"));
+    assert_schema_valid(&v);
+    (r, v)
+}
+
+fn assert_errors_counted(v: &serde_json::Value) {
+    let read = op(v, "READ");
+    assert!(read["statuses"]["ok"].as_u64().unwrap() > 0, "{read}");
+    assert!(
+        read["statuses"]["unavailable"].as_u64().unwrap_or(0) > 0,
+        "errors after the kill are counted as unavailable: {}",
+        read["statuses"]
+    );
+    assert!(v["totals"]["errors"].as_u64().unwrap() > 0);
+}
+
+#[cfg(feature = "redis")]
+mod redis {
+    use super::*;
+
+    fn url() -> String {
+        std::env::var("YARDSTICK_REDIS_URL")
+            .unwrap_or_else(|_| "redis://:benchpw@127.0.0.1:56379".into())
+    }
+
+    fn available() -> bool {
+        yardstick_bindings::testing::server_available(
+            "Redis",
+            &url(),
+            "scripts/services start redis",
+        )
+    }
+
+    #[test]
+    fn workload_a_hash_model_and_workload_e_scans_with_the_password_redacted() {
+        if !available() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("{}?prefix=e2e{}:", url(), std::process::id());
+        let (r, v) = load_and_run(dir.path(), &u, "workloada", &[]);
+        assert_eq!(v["binding"]["engine"]["name"], "redis");
+        assert!(v["binding"]["engine"]["settings"]["appendonly"].is_string());
+        let text = format!(
+            "{}{}{}",
+            r.stdout,
+            r.stderr,
+            std::fs::read_to_string(dir.path().join("r.json")).unwrap()
+        );
+        assert!(!text.contains("benchpw"), "the password leaked");
+        assert!(v["binding"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("redis://:***@127.0.0.1:56379"));
+        let e = tempfile::tempdir().unwrap();
+        let u = format!("{}?prefix=e2e_e{}:", url(), std::process::id());
+        let (_, v) = load_and_run(e.path(), &u, "workloade", &[]);
+        assert!(count(&v, "SCAN") > 0);
+        assert!(
+            op(&v, "SCAN")["scan_rows"].is_object() || op(&v, "SCAN")["rows"].as_u64().unwrap() > 0
+        );
+    }
+
+    #[test]
+    fn string_model_refuses_scans_and_bad_logins_exit_2_before_any_work() {
+        if !available() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let string_url = format!("{}?model=string", url());
+        let r = yardstick(dir.path(), &["run", "--db", &string_url, "-P", "workloade"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("scans"), "{}", r.stderr);
+        let wrong = url().replace("benchpw", "not-the-password");
+        let r = yardstick(dir.path(), &["run", "--db", &wrong, "-P", "workloada"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("wrong or missing password")
+                && !r.stderr.contains("not-the-password"),
+            "{}",
+            r.stderr
+        );
+        let r = yardstick(
+            dir.path(),
+            &["run", "--db", "redis://127.0.0.1:1", "-P", "workloada"],
+        );
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("cannot connect to Redis at 127.0.0.1:1"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            results_in(dir.path()).is_empty(),
+            "no result for a run that never started"
+        );
+    }
+
+    #[test]
+    fn a_server_killed_mid_run_gives_counted_errors_and_a_partial_result() {
+        let port = free_port();
+        let server_args = args(&[
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]);
+        let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("redis://127.0.0.1:{port}");
+        // continue (the default): the run goes on to its end, errors counted by status
+        let (r, v) = run_through_a_kill(dir.path(), &u, &mut server, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_errors_counted(&v);
+        assert!(v["elapsed_s"].as_f64().unwrap() >= 3.5, "ran to its end");
+        // --on-error stop: the first error ends the run, partial result, exit code 1
+        let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
+            return;
+        };
+        let (r, v) = run_through_a_kill(dir.path(), &u, &mut server, &["--on-error", "stop"]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert_eq!(v["complete"], false);
+        assert!(v["elapsed_s"].as_f64().unwrap() < 3.5, "stopped early");
+    }
+}
+
+#[cfg(feature = "memcached")]
+mod memcached {
+    use super::*;
+
+    fn url() -> String {
+        std::env::var("YARDSTICK_MEMCACHED_URL")
+            .unwrap_or_else(|_| "memcached://127.0.0.1:51211".into())
+    }
+
+    fn available() -> bool {
+        yardstick_bindings::testing::server_available(
+            "memcached",
+            &url(),
+            "scripts/services start memcached",
+        )
+    }
+
+    #[test]
+    fn workload_a_runs_and_scans_are_refused_before_any_work() {
+        if !available() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("{}?prefix=e2e{}:", url(), std::process::id());
+        let (_, v) = load_and_run(dir.path(), &u, "workloada", &[]);
+        assert_eq!(v["binding"]["engine"]["name"], "memcached");
+        assert!(count(&v, "UPDATE") > 0);
+        let e = tempfile::tempdir().unwrap();
+        let r = yardstick(e.path(), &["run", "--db", &url(), "-P", "workloade"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("memcached cannot do"), "{}", r.stderr);
+        assert!(results_in(e.path()).is_empty());
+    }
+
+    #[test]
+    fn a_server_killed_mid_run_with_retries_counts_errors_and_retries() {
+        let port = free_port();
+        let mut server_args = args(&["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"]);
+        if is_root() {
+            server_args.extend(args(&["-u", "nobody"]));
+        }
+        let Some(mut server) = spawn_server("memcached", &server_args, port) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("memcached://127.0.0.1:{port}");
+        let (r, v) = run_through_a_kill(
+            dir.path(),
+            &u,
+            &mut server,
+            &["--retries", "2", "-p", "retry.backoff=0.05"],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_errors_counted(&v);
+        assert!(
+            v["totals"]["retries"].as_u64().unwrap() > 0,
+            "{}",
+            v["totals"]
+        );
+    }
+
+    fn is_root() -> bool {
+        std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+            .unwrap_or(false)
+    }
+}
