@@ -64,3 +64,59 @@ pub fn op<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Valu
 pub fn count(result: &serde_json::Value, name: &str) -> u64 {
     op(result, name)["count"].as_u64().unwrap_or(0)
 }
+
+/// Loads 2000 records and runs workload A (or C) for `ops` operations; returns the run's result.
+pub fn load_and_run(
+    dir: &Path,
+    url: &str,
+    workload: &str,
+    extra: &[&str],
+) -> (Run, serde_json::Value) {
+    let mut load = strings(&[
+        "load",
+        "--db",
+        url,
+        "-P",
+        workload,
+        "-p",
+        "recordcount=2000",
+        "--threads",
+        "2",
+        "-q",
+        "--out",
+        "l.json",
+    ]);
+    load.extend(strings(extra));
+    let l = yardstick(dir, &load.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let mut run = strings(&[
+        "run",
+        "--db",
+        url,
+        "-P",
+        workload,
+        "-p",
+        "recordcount=2000",
+        "-p",
+        "operationcount=6000",
+        "--threads",
+        "2",
+        "--concurrency",
+        "4",
+        "-q",
+        "--out",
+        "r.json",
+    ]);
+    run.extend(strings(extra));
+    let r = yardstick(dir, &run.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(v["totals"]["operations"], 6000);
+    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
+    (r, v)
+}
+
+pub fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}

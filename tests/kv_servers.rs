@@ -49,53 +49,6 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-/// Loads 2000 records and runs workload A (or C) for `ops` operations; returns the run's result.
-fn load_and_run(dir: &Path, url: &str, workload: &str, extra: &[&str]) -> (Run, serde_json::Value) {
-    let mut load = args(&[
-        "load",
-        "--db",
-        url,
-        "-P",
-        workload,
-        "-p",
-        "recordcount=2000",
-        "--threads",
-        "2",
-        "-q",
-        "--out",
-        "l.json",
-    ]);
-    load.extend(args(extra));
-    let l = yardstick(dir, &load.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(l.code, 0, "{}", l.stderr);
-    let mut run = args(&[
-        "run",
-        "--db",
-        url,
-        "-P",
-        workload,
-        "-p",
-        "recordcount=2000",
-        "-p",
-        "operationcount=6000",
-        "--threads",
-        "2",
-        "--concurrency",
-        "4",
-        "-q",
-        "--out",
-        "r.json",
-    ]);
-    run.extend(args(extra));
-    let r = yardstick(dir, &run.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let v = read_json(&dir.join("r.json"));
-    assert_schema_valid(&v);
-    assert_eq!(v["totals"]["operations"], 6000);
-    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
-    (r, v)
-}
-
 /// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
 fn run_through_a_kill(
     dir: &Path,

@@ -24,68 +24,8 @@ fn load_and_run_workload_a_with_recorded_server_settings() {
     }
     let dir = tempfile::tempdir().unwrap();
     // a table of its own, so this test does not meet other tests' rows
-    let table = format!("e2e_{}", std::process::id());
-    let common = [
-        "-p",
-        "recordcount=2000",
-        "-p",
-        &format!("table={table}") as &str,
-    ]
-    .map(String::from);
-    let args = |extra: &[&str]| -> Vec<String> {
-        extra
-            .iter()
-            .map(|s| s.to_string())
-            .chain(common.iter().cloned())
-            .collect()
-    };
-    let u = url();
-    let l = yardstick(
-        dir.path(),
-        &args(&[
-            "load",
-            "--db",
-            &u,
-            "-P",
-            "workloada",
-            "--threads",
-            "2",
-            "-q",
-            "--out",
-            "l.json",
-        ])
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>(),
-    );
-    assert_eq!(l.code, 0, "{}", l.stderr);
-    let r = yardstick(
-        dir.path(),
-        &args(&[
-            "run",
-            "--db",
-            &u,
-            "-P",
-            "workloada",
-            "-p",
-            "operationcount=4000",
-            "--threads",
-            "2",
-            "--concurrency",
-            "4",
-            "-q",
-            "--out",
-            "r.json",
-        ])
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>(),
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let v = read_json(&dir.path().join("r.json"));
-    assert_schema_valid(&v);
-    assert_eq!(v["totals"]["operations"], 4000);
-    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
+    let table = format!("table=e2e_{}", std::process::id());
+    let (r, v) = load_and_run(dir.path(), &url(), "workloada", &["-p", &table]);
     assert_eq!(v["binding"]["engine"]["name"], "postgresql");
     assert!(v["binding"]["engine"]["settings"]["synchronous_commit"].is_string());
     assert_eq!(

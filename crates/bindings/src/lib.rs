@@ -8,16 +8,26 @@
 //! | `postgres://`, `postgresql://` | `postgres` | `postgres` |
 //! | `redis://`, `rediss://` | `redis` | `redis` |
 //! | `memcached://` | `memcached` | `memcached` |
+//! | `mysql://`, `mariadb://` | `mysql` | `mysql` |
 pub mod kv;
 #[cfg(feature = "memcached")]
 pub mod memcached;
-#[cfg(any(feature = "postgres", feature = "redis", feature = "memcached"))]
+#[cfg(feature = "mysql")]
+pub mod mysql;
+#[cfg(any(
+    feature = "postgres",
+    feature = "redis",
+    feature = "memcached",
+    feature = "mysql"
+))]
 pub mod net;
 pub mod null;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "mysql"))]
+pub mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod testing;
@@ -93,6 +103,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "memcached"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "mysql",
+        description: "MySQL / MariaDB (mysql_async): server-side prepared statements, one connection per in-flight operation",
+        example: "mysql://user:password@127.0.0.1:3306/ycsb",
+        feature: Some("mysql"),
+        built: cfg!(feature = "mysql"),
+        #[cfg(feature = "mysql")]
+        options: mysql::OPTIONS,
+        #[cfg(not(feature = "mysql"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -124,6 +145,14 @@ pub fn open<V: WithBinding>(
         "memcached" => {
             Ok(visitor.call(Arc::new(memcached::MemcachedBinding::open(&target, opts)?)))
         }
+        #[cfg(feature = "mysql")]
+        "mysql" | "mariadb" => {
+            // the driver only knows mysql://
+            let url = url
+                .strip_prefix("mariadb")
+                .map_or_else(|| url.to_string(), |rest| format!("mysql{rest}"));
+            Ok(visitor.call(Arc::new(mysql::MysqlBinding::open(&target, &url, opts)?)))
+        }
         other => Err(unknown_scheme(other)),
     }
 }
@@ -132,6 +161,7 @@ fn unknown_scheme(scheme: &str) -> BindingError {
     let scheme = match scheme {
         "postgresql" => "postgres",
         "rediss" => "redis",
+        "mariadb" => "mysql",
         other => other,
     };
     if let Some(info) = SCHEMES.iter().find(|s| s.scheme == scheme) {

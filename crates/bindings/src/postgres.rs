@@ -3,6 +3,7 @@
 //! prepared when the session opens, YCSB's JDBC table layout (`usertable`,
 //! `YCSB_KEY` primary key, `FIELD0..n` TEXT) so tables loaded by YCSB work.
 use crate::net::run_cold;
+use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert};
 use crate::url::Target;
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -29,52 +30,11 @@ const SETTINGS: &[&str] = &[
     "effective_cache_size",
 ];
 
-struct Sql {
-    read_all: String,
-    read_one: Vec<String>,
-    scan_all: String,
-    scan_one: Vec<String>,
-    insert_all: String,
-    upsert_all: String,
-    update_one: Vec<String>,
-    upsert_one: Vec<String>,
-    delete: String,
-    table: String,
-    fields: Vec<String>,
-}
-
-impl Sql {
-    fn new(schema: &Schema) -> Self {
-        let t = &schema.table;
-        let f = &schema.fields;
-        let cols = f.join(", ");
-        let ps: Vec<String> = (2..=f.len() + 1).map(|i| format!("${i}")).collect();
-        let set: Vec<String> = f.iter().map(|c| format!("{c} = EXCLUDED.{c}")).collect();
-        Sql {
-            read_all: format!("SELECT {cols} FROM {t} WHERE YCSB_KEY = $1"),
-            read_one: f.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = $1")).collect(),
-            scan_all: format!("SELECT YCSB_KEY, {cols} FROM {t} WHERE YCSB_KEY >= $1 ORDER BY YCSB_KEY LIMIT $2"),
-            scan_one: f
-                .iter()
-                .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= $1 ORDER BY YCSB_KEY LIMIT $2"))
-                .collect(),
-            insert_all: format!("INSERT INTO {t} (YCSB_KEY, {cols}) VALUES ($1, {})", ps.join(", ")),
-            upsert_all: format!(
-                "INSERT INTO {t} (YCSB_KEY, {cols}) VALUES ($1, {}) ON CONFLICT (YCSB_KEY) DO UPDATE SET {}",
-                ps.join(", "),
-                set.join(", ")
-            ),
-            update_one: f.iter().map(|c| format!("UPDATE {t} SET {c} = $2 WHERE YCSB_KEY = $1")).collect(),
-            upsert_one: f
-                .iter()
-                .map(|c| format!("INSERT INTO {t} (YCSB_KEY, {c}) VALUES ($1, $2) ON CONFLICT (YCSB_KEY) DO UPDATE SET {c} = EXCLUDED.{c}"))
-                .collect(),
-            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = $1"),
-            table: t.clone(),
-            fields: f.clone(),
-        }
-    }
-}
+/// PostgreSQL's dialect: `$n` placeholders, `ON CONFLICT ... DO UPDATE` upserts.
+const DIALECT: Dialect = Dialect {
+    placeholder: Placeholder::Dollar,
+    upsert: Upsert::OnConflict,
+};
 
 pub struct PostgresBinding {
     config: Config,
@@ -142,7 +102,7 @@ impl PostgresBinding {
         if config.get_application_name().is_none() {
             config.application_name("yardstick");
         }
-        let sql = Arc::new(Sql::new(&opts.schema));
+        let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, DIALECT));
         let info = run_cold(async {
             let client = connect(&config).await?;
             prepare_table(&client, &config, &sql, opts.create).await?;
@@ -375,7 +335,12 @@ impl PostgresSession {
             (true, true, _) => self.client.execute(&self.st.insert, &params).await,
             (false, _, Some(i)) => self.client.execute(&self.st.update_one[i], &params).await,
             _ => {
-                let sql = self.subset_sql(values, insert);
+                let kind = Sql::kind(
+                    insert,
+                    self.insert_mode == InsertMode::Upsert,
+                    self.update_mode == UpdateMode::Upsert,
+                );
+                let sql = self.sql.write_subset(values.iter().map(|(i, _)| i), kind);
                 self.client.execute(sql.as_str(), &params).await
             }
         };
@@ -383,32 +348,6 @@ impl PostgresSession {
             Ok(0) => Outcome::status(Status::NotFound),
             Ok(_) => Outcome::ok(0, values.bytes()),
             Err(e) => outcome_of(e),
-        }
-    }
-
-    /// SQL for a write of an arbitrary subset of fields (not on the hot path).
-    fn subset_sql(&mut self, values: &WriteSet, insert: bool) -> String {
-        let t = &self.sql.table;
-        let cols: Vec<&str> = values
-            .iter()
-            .map(|(i, _)| self.sql.fields[i].as_str())
-            .collect();
-        let ps: Vec<String> = (2..=cols.len() + 1).map(|i| format!("${i}")).collect();
-        let set: Vec<String> = cols
-            .iter()
-            .zip(&ps)
-            .map(|(c, p)| format!("{c} = {p}"))
-            .collect();
-        let excluded: Vec<String> = cols.iter().map(|c| format!("{c} = EXCLUDED.{c}")).collect();
-        let upsert = if insert {
-            self.insert_mode == InsertMode::Upsert
-        } else {
-            self.update_mode == UpdateMode::Upsert
-        };
-        match (insert || upsert, upsert) {
-            (true, true) => format!("INSERT INTO {t} (YCSB_KEY, {}) VALUES ($1, {}) ON CONFLICT (YCSB_KEY) DO UPDATE SET {}", cols.join(", "), ps.join(", "), excluded.join(", ")),
-            (true, false) => format!("INSERT INTO {t} (YCSB_KEY, {}) VALUES ($1, {})", cols.join(", "), ps.join(", ")),
-            _ => format!("UPDATE {t} SET {} WHERE YCSB_KEY = $1", set.join(", ")),
         }
     }
 }

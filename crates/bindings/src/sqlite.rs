@@ -6,6 +6,7 @@
 //! URL options: `journal_mode` (wal), `synchronous` (normal), `cache_size`
 //! (bytes per connection, e.g. 64MiB; default SQLite's 2 MiB), `busy_timeout`
 //! (10s), `mmap_size` (bytes, default 0).
+use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert, WriteKind};
 use crate::url::{parse_bytes, parse_duration, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, ErrorCode, OpenFlags, ToSql};
@@ -33,92 +34,11 @@ struct Settings {
     mmap_size: u64,
 }
 
-/// SQL texts, built once per run.
-#[derive(Debug)]
-struct Sql {
-    read_all: String,
-    read_one: Vec<String>,
-    scan_all: String,
-    scan_one: Vec<String>,
-    insert_all: String,
-    upsert_all: String,
-    update_one: Vec<String>,
-    upsert_one: Vec<String>,
-    delete: String,
-    table: String,
-    fields: Vec<String>,
-}
-
-impl Sql {
-    fn new(schema: &Schema) -> Self {
-        let t = &schema.table;
-        let f = &schema.fields;
-        let cols = f.join(", ");
-        let params: Vec<String> = (2..=f.len() + 1).map(|i| format!("?{i}")).collect();
-        let set_all: Vec<String> = f.iter().map(|c| format!("{c}=excluded.{c}")).collect();
-        Sql {
-            read_all: format!("SELECT {cols} FROM {t} WHERE YCSB_KEY = ?1"),
-            read_one: f.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = ?1")).collect(),
-            scan_all: format!("SELECT YCSB_KEY, {cols} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"),
-            scan_one: f.iter().map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2")).collect(),
-            insert_all: format!("INSERT INTO {t} (YCSB_KEY, {cols}) VALUES (?1, {})", params.join(", ")),
-            upsert_all: format!(
-                "INSERT INTO {t} (YCSB_KEY, {cols}) VALUES (?1, {}) ON CONFLICT(YCSB_KEY) DO UPDATE SET {}",
-                params.join(", "),
-                set_all.join(", ")
-            ),
-            update_one: f.iter().map(|c| format!("UPDATE {t} SET {c} = ?2 WHERE YCSB_KEY = ?1")).collect(),
-            upsert_one: f
-                .iter()
-                .map(|c| format!("INSERT INTO {t} (YCSB_KEY, {c}) VALUES (?1, ?2) ON CONFLICT(YCSB_KEY) DO UPDATE SET {c}=excluded.{c}"))
-                .collect(),
-            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
-            table: t.clone(),
-            fields: f.clone(),
-        }
-    }
-
-    /// Statement writing exactly the fields of `values` (any subset, any order).
-    fn write_subset(&self, values: &WriteSet, upsert_or_update: WriteKind) -> String {
-        let t = &self.table;
-        let cols: Vec<&str> = values
-            .iter()
-            .map(|(i, _)| self.fields[i].as_str())
-            .collect();
-        let mut s = String::new();
-        match upsert_or_update {
-            WriteKind::Update => {
-                let _ = write!(s, "UPDATE {t} SET ");
-                for (n, c) in cols.iter().enumerate() {
-                    let _ = write!(s, "{}{c} = ?{}", if n > 0 { ", " } else { "" }, n + 2);
-                }
-                s.push_str(" WHERE YCSB_KEY = ?1");
-            }
-            WriteKind::Insert | WriteKind::Upsert => {
-                let ps: Vec<String> = (2..=cols.len() + 1).map(|i| format!("?{i}")).collect();
-                let _ = write!(
-                    s,
-                    "INSERT INTO {t} (YCSB_KEY, {}) VALUES (?1, {})",
-                    cols.join(", "),
-                    ps.join(", ")
-                );
-                if upsert_or_update == WriteKind::Upsert {
-                    let set: Vec<String> =
-                        cols.iter().map(|c| format!("{c}=excluded.{c}")).collect();
-                    let _ = write!(s, " ON CONFLICT(YCSB_KEY) DO UPDATE SET {}", set.join(", "));
-                }
-            }
-        }
-        s
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WriteKind {
-    Insert,
-    Upsert,
-    Update,
-}
+/// SQLite's dialect: `?n` placeholders, `ON CONFLICT ... DO UPDATE` upserts.
+const DIALECT: Dialect = Dialect {
+    placeholder: Placeholder::NumberedQuestion,
+    upsert: Upsert::OnConflict,
+};
 
 pub struct SqliteBinding {
     path: PathBuf,
@@ -198,7 +118,7 @@ impl SqliteBinding {
                 path.display()
             )));
         }
-        let sql = Arc::new(Sql::new(&opts.schema));
+        let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, DIALECT));
         let conn = connect(&path, &settings, opts.create)?;
         create_or_check(&conn, &path, &opts.schema, opts.create)?;
         let version: String = conn
@@ -426,7 +346,7 @@ impl SqliteSession {
             (WriteKind::Update, _, Some(i)) => &self.sql.update_one[i],
             (WriteKind::Upsert, _, Some(i)) => &self.sql.upsert_one[i],
             _ => {
-                dynamic = self.sql.write_subset(values, kind);
+                dynamic = self.sql.write_subset(values.iter().map(|(i, _)| i), kind);
                 &dynamic
             }
         };

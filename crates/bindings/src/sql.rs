@@ -1,0 +1,297 @@
+//! The SQL texts of YCSB's table layout (`usertable`, `YCSB_KEY` primary key,
+//! one column per field), built once per run for one SQL dialect. The SQL
+//! bindings differ only in placeholders and upsert syntax, so that is all a
+//! [`Dialect`] says.
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placeholder {
+    /// `$1, $2` (PostgreSQL)
+    Dollar,
+    /// `?1, ?2` (SQLite)
+    NumberedQuestion,
+    /// `?, ?` (MySQL), bound in order
+    Question,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upsert {
+    /// `INSERT ... ON CONFLICT (YCSB_KEY) DO UPDATE SET c = EXCLUDED.c`
+    OnConflict,
+    /// `INSERT ... ON DUPLICATE KEY UPDATE c = VALUES(c)`
+    OnDuplicateKey,
+    /// `REPLACE INTO ...` for whole-record upserts (delete + insert);
+    /// subset upserts still use `ON DUPLICATE KEY UPDATE`, since REPLACE would
+    /// drop the fields not written.
+    Replace,
+    /// `UPSERT INTO ...` (CockroachDB)
+    UpsertInto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    pub placeholder: Placeholder,
+    pub upsert: Upsert,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    Insert,
+    Upsert,
+    Update,
+}
+
+/// Statement texts for one table and dialect. Parameter 1 is always the key;
+/// writes bind the values next, in column order; scans bind the limit second.
+#[derive(Debug)]
+pub struct Statements {
+    pub read_all: String,
+    pub read_one: Vec<String>,
+    pub scan_all: String,
+    pub scan_one: Vec<String>,
+    pub insert_all: String,
+    pub upsert_all: String,
+    pub update_one: Vec<String>,
+    pub upsert_one: Vec<String>,
+    pub delete: String,
+    pub table: String,
+    pub fields: Vec<String>,
+    dialect: Dialect,
+}
+
+impl Dialect {
+    /// Placeholder of parameter `n` (1-based).
+    pub fn param(&self, n: usize) -> String {
+        match self.placeholder {
+            Placeholder::Dollar => format!("${n}"),
+            Placeholder::NumberedQuestion => format!("?{n}"),
+            Placeholder::Question => "?".into(),
+        }
+    }
+
+    fn params(&self, from: usize, count: usize) -> String {
+        (from..from + count)
+            .map(|n| self.param(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A write of `cols` (values bound as parameters 2..) to the row of key $1.
+    pub fn write(&self, table: &str, cols: &[&str], kind: WriteKind) -> String {
+        let mut s = String::new();
+        if kind == WriteKind::Update {
+            let _ = write!(s, "UPDATE {table} SET ");
+            for (n, c) in cols.iter().enumerate() {
+                let sep = if n > 0 { ", " } else { "" };
+                let _ = write!(s, "{sep}{c} = {}", self.param(n + 2));
+            }
+            // with positional `?` (MySQL) the key is bound last: see key_last_in_update
+            let _ = write!(s, " WHERE YCSB_KEY = {}", self.param(1));
+            return s;
+        }
+        let verb = match (kind, self.upsert) {
+            (WriteKind::Upsert, Upsert::UpsertInto) => "UPSERT INTO",
+            _ => "INSERT INTO",
+        };
+        let _ = write!(
+            s,
+            "{verb} {table} (YCSB_KEY, {}) VALUES ({})",
+            cols.join(", "),
+            self.params(1, cols.len() + 1)
+        );
+        if kind == WriteKind::Upsert {
+            let set = |f: &dyn Fn(&str) -> String| -> String {
+                cols.iter().map(|c| f(c)).collect::<Vec<_>>().join(", ")
+            };
+            match self.upsert {
+                Upsert::OnConflict => {
+                    let _ = write!(
+                        s,
+                        " ON CONFLICT (YCSB_KEY) DO UPDATE SET {}",
+                        set(&|c| format!("{c} = EXCLUDED.{c}"))
+                    );
+                }
+                Upsert::OnDuplicateKey | Upsert::Replace => {
+                    let _ = write!(
+                        s,
+                        " ON DUPLICATE KEY UPDATE {}",
+                        set(&|c| format!("{c} = VALUES({c})"))
+                    );
+                }
+                Upsert::UpsertInto => {}
+            }
+        }
+        s
+    }
+
+    /// Whether an UPDATE binds the key after the values (positional `?`).
+    pub fn key_last_in_update(&self) -> bool {
+        self.placeholder == Placeholder::Question
+    }
+}
+
+impl Statements {
+    pub fn new(table: &str, fields: &[String], d: Dialect) -> Self {
+        let t = table;
+        let cols = fields.join(", ");
+        let k = d.param(1);
+        let lim = d.param(2);
+        let all: Vec<&str> = fields.iter().map(String::as_str).collect();
+        let upsert_all = if d.upsert == Upsert::Replace {
+            format!(
+                "REPLACE INTO {t} (YCSB_KEY, {cols}) VALUES ({})",
+                d.params(1, fields.len() + 1)
+            )
+        } else {
+            d.write(t, &all, WriteKind::Upsert)
+        };
+        Statements {
+            read_all: format!("SELECT {cols} FROM {t} WHERE YCSB_KEY = {k}"),
+            read_one: fields
+                .iter()
+                .map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = {k}"))
+                .collect(),
+            scan_all: format!(
+                "SELECT YCSB_KEY, {cols} FROM {t} WHERE YCSB_KEY >= {k} ORDER BY YCSB_KEY LIMIT {lim}"
+            ),
+            scan_one: fields
+                .iter()
+                .map(|c| {
+                    format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= {k} ORDER BY YCSB_KEY LIMIT {lim}")
+                })
+                .collect(),
+            insert_all: d.write(t, &all, WriteKind::Insert),
+            upsert_all,
+            update_one: fields
+                .iter()
+                .map(|c| d.write(t, &[c], WriteKind::Update))
+                .collect(),
+            upsert_one: fields
+                .iter()
+                .map(|c| d.write(t, &[c], WriteKind::Upsert))
+                .collect(),
+            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = {k}"),
+            table: t.to_string(),
+            fields: fields.to_vec(),
+            dialect: d,
+        }
+    }
+
+    /// A write of exactly the fields `indices` (any subset, any order); not
+    /// on the hot path.
+    pub fn write_subset(&self, indices: impl Iterator<Item = usize>, kind: WriteKind) -> String {
+        let cols: Vec<&str> = indices.map(|i| self.fields[i].as_str()).collect();
+        self.dialect.write(&self.table, &cols, kind)
+    }
+
+    /// The write statement for `kind`: which of insert/upsert/update applies.
+    pub fn kind(insert: bool, insert_upsert: bool, update_upsert: bool) -> WriteKind {
+        match (insert, insert_upsert, update_upsert) {
+            (true, false, _) => WriteKind::Insert,
+            (true, true, _) | (false, _, true) => WriteKind::Upsert,
+            (false, _, false) => WriteKind::Update,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Vec<String> {
+        vec!["field0".into(), "field1".into()]
+    }
+
+    #[test]
+    fn postgres_and_sqlite_differ_in_placeholders_only() {
+        let pg = Statements::new(
+            "usertable",
+            &fields(),
+            Dialect {
+                placeholder: Placeholder::Dollar,
+                upsert: Upsert::OnConflict,
+            },
+        );
+        assert_eq!(
+            pg.read_all,
+            "SELECT field0, field1 FROM usertable WHERE YCSB_KEY = $1"
+        );
+        assert_eq!(
+            pg.upsert_all,
+            "INSERT INTO usertable (YCSB_KEY, field0, field1) VALUES ($1, $2, $3) ON CONFLICT (YCSB_KEY) DO UPDATE SET field0 = EXCLUDED.field0, field1 = EXCLUDED.field1"
+        );
+        assert_eq!(
+            pg.update_one[1],
+            "UPDATE usertable SET field1 = $2 WHERE YCSB_KEY = $1"
+        );
+        assert_eq!(
+            pg.scan_one[0],
+            "SELECT YCSB_KEY, field0 FROM usertable WHERE YCSB_KEY >= $1 ORDER BY YCSB_KEY LIMIT $2"
+        );
+        let lite = Statements::new(
+            "usertable",
+            &fields(),
+            Dialect {
+                placeholder: Placeholder::NumberedQuestion,
+                upsert: Upsert::OnConflict,
+            },
+        );
+        assert_eq!(
+            lite.insert_all,
+            "INSERT INTO usertable (YCSB_KEY, field0, field1) VALUES (?1, ?2, ?3)"
+        );
+        assert_eq!(
+            lite.update_one[0],
+            "UPDATE usertable SET field0 = ?2 WHERE YCSB_KEY = ?1"
+        );
+    }
+
+    #[test]
+    fn mysql_upserts_and_replace_keeps_subset_writes_safe() {
+        let my = Statements::new(
+            "usertable",
+            &fields(),
+            Dialect {
+                placeholder: Placeholder::Question,
+                upsert: Upsert::Replace,
+            },
+        );
+        assert_eq!(
+            my.upsert_all,
+            "REPLACE INTO usertable (YCSB_KEY, field0, field1) VALUES (?, ?, ?)"
+        );
+        assert_eq!(
+            my.upsert_one[1],
+            "INSERT INTO usertable (YCSB_KEY, field1) VALUES (?, ?) ON DUPLICATE KEY UPDATE field1 = VALUES(field1)"
+        );
+        assert_eq!(
+            my.update_one[0],
+            "UPDATE usertable SET field0 = ? WHERE YCSB_KEY = ?"
+        );
+        assert!(Dialect {
+            placeholder: Placeholder::Question,
+            upsert: Upsert::OnDuplicateKey
+        }
+        .key_last_in_update());
+    }
+
+    #[test]
+    fn cockroach_upsert_into_and_subset_writes() {
+        let d = Dialect {
+            placeholder: Placeholder::Dollar,
+            upsert: Upsert::UpsertInto,
+        };
+        let s = Statements::new("usertable", &fields(), d);
+        assert_eq!(
+            s.upsert_all,
+            "UPSERT INTO usertable (YCSB_KEY, field0, field1) VALUES ($1, $2, $3)"
+        );
+        assert_eq!(
+            s.write_subset([1, 0].into_iter(), WriteKind::Update),
+            "UPDATE usertable SET field1 = $2, field0 = $3 WHERE YCSB_KEY = $1"
+        );
+        assert_eq!(Statements::kind(true, false, true), WriteKind::Insert);
+        assert_eq!(Statements::kind(false, false, true), WriteKind::Upsert);
+        assert_eq!(Statements::kind(false, true, false), WriteKind::Update);
+    }
+}

@@ -1,0 +1,89 @@
+//! End-to-end against the MariaDB test server (`scripts/services start mariadb`).
+//! Built with `--features mysql`; in CI a missing server fails the tests.
+#![cfg(feature = "mysql")]
+mod common;
+use common::*;
+
+fn url() -> String {
+    std::env::var("YARDSTICK_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://bench:benchpw@127.0.0.1:53306/ycsb".into())
+}
+
+fn available() -> bool {
+    yardstick_bindings::testing::server_available(
+        "MariaDB",
+        &url(),
+        "scripts/services start mariadb",
+    )
+}
+
+#[test]
+fn load_and_run_workload_a_with_recorded_server_variables_and_no_password() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // a table of its own, so this test does not meet other tests' rows
+    let table = format!("table=e2e_{}", std::process::id());
+    let u = url().replace("mysql://", "mariadb://");
+    let (r, v) = load_and_run(dir.path(), &u, "workloada", &["-p", &table]);
+    assert_eq!(v["binding"]["engine"]["name"], "mariadb");
+    assert!(v["binding"]["engine"]["settings"]["innodb_flush_log_at_trx_commit"].is_string());
+    assert_eq!(
+        v["binding"]["url"],
+        "mariadb://bench:***@127.0.0.1:53306/ycsb"
+    );
+    let everything = format!(
+        "{}{}{}",
+        r.stdout,
+        r.stderr,
+        std::fs::read_to_string(dir.path().join("r.json")).unwrap()
+    );
+    assert!(!everything.contains("benchpw"), "the password leaked");
+}
+
+#[test]
+fn unusable_servers_stop_before_any_work_with_exit_code_2() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = url().replace("benchpw", "not-the-password");
+    let no_db = format!("{}/no_such_db", url().rsplit_once('/').unwrap().0);
+    for (db, expect) in [
+        (wrong.as_str(), "wrong user or password"),
+        (
+            "mysql://bench:benchpw@127.0.0.1:1/ycsb",
+            "cannot connect to MySQL at 127.0.0.1:1",
+        ),
+        (no_db.as_str(), "database no_such_db does not exist"),
+    ] {
+        let r = yardstick(dir.path(), &["run", "--db", db, "-P", "workloada"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains(expect), "{}", r.stderr);
+        assert!(
+            !r.stderr.contains("not-the-password") && !r.stderr.contains("panicked"),
+            "{}",
+            r.stderr
+        );
+    }
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &url(),
+            "-p",
+            "table=never_loaded",
+            "-P",
+            "workloada",
+        ],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("table never_loaded does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert!(results_in(dir.path()).is_empty());
+}
