@@ -83,3 +83,89 @@ fn unusable_servers_stop_before_any_work_with_exit_code_2() {
         r.stderr
     );
 }
+
+#[test]
+fn batch_load_with_copy_and_multi_row_insert_loads_every_record_once() {
+    if !available() {
+        return;
+    }
+    for mode in ["values", "copy"] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = format!("table=e2e_batch_{mode}_{}", std::process::id());
+        let u = format!("{}?batch={mode}", url());
+        let common = [
+            "-p",
+            "recordcount=2500",
+            "-p",
+            &table,
+            "-p",
+            "dataintegrity=true",
+        ];
+        let mut load = vec![
+            "load",
+            "--db",
+            &u,
+            "-P",
+            "workloadc",
+            "--batch",
+            "300",
+            "--threads",
+            "2",
+            "-q",
+            "--out",
+            "l.json",
+        ];
+        load.extend(common);
+        let l = yardstick(dir.path(), &load);
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        assert!(
+            l.stdout.contains("BATCH-INSERT: 2,500 records in"),
+            "{}",
+            l.stdout
+        );
+        let v = read_json(&dir.path().join("l.json"));
+        assert_schema_valid(&v);
+        assert_eq!(op(&v, "BATCH-INSERT")["rows"], 2500);
+        assert_eq!(
+            v["binding"]["engine"]["settings"]["batch"]
+                .as_str()
+                .unwrap()
+                .starts_with("COPY"),
+            mode == "copy"
+        );
+        // every record reads back with the value YCSB would have written
+        let mut run = vec![
+            "run",
+            "--db",
+            &u,
+            "-P",
+            "workloadc",
+            "-p",
+            "operationcount=3000",
+            "-q",
+            "--out",
+            "r.json",
+        ];
+        run.extend(common);
+        let r = yardstick(dir.path(), &run);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v = read_json(&dir.path().join("r.json"));
+        assert_eq!(
+            op(&v, "READ")["statuses"]["ok"],
+            3000,
+            "{}",
+            op(&v, "READ")["statuses"]
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &["run", "--db", &url(), "-P", "workloadc", "--batch", "10"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--batch applies to the load phase"),
+        "{}",
+        r.stderr
+    );
+}

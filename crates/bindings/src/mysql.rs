@@ -324,6 +324,8 @@ pub struct MysqlSession {
     insert_mode: InsertMode,
     update_mode: UpdateMode,
     key_last_in_update: bool,
+    /// Multi-row INSERTs prepared on first use, by row count.
+    batch: std::collections::HashMap<usize, Statement>,
 }
 
 async fn prepare_list(c: &mut Conn, list: &[String]) -> Result<Vec<Statement>, mysql_async::Error> {
@@ -386,6 +388,7 @@ impl Binding for MysqlBinding {
             insert_mode: self.open.insert_mode,
             update_mode: self.open.update_mode,
             key_last_in_update: self.key_last_in_update,
+            batch: Default::default(),
         })
     }
 
@@ -470,6 +473,7 @@ impl MysqlSession {
             .map_err(|e| Outcome::failed(status_of(&e), e))?;
         self.conn = Some(c);
         self.st = Some(st);
+        self.batch.clear();
         Ok(())
     }
 
@@ -587,6 +591,69 @@ impl Session for MysqlSession {
 
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
         self.write(key, values, true).await
+    }
+
+    /// Multi-row INSERTs (or REPLACE / ON DUPLICATE KEY UPDATE), split under
+    /// the protocol's 65,535-parameter limit; each statement is atomic.
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        if batch.is_empty() {
+            return Outcome::ok(0, 0);
+        }
+        let width = self.fields + 1;
+        let mut params: Vec<Value> = Vec::with_capacity(batch.len() * width);
+        for (key, values) in batch.rows() {
+            let whole =
+                values.len() == self.fields && values.iter().enumerate().all(|(n, (i, _))| n == i);
+            if !whole {
+                return Outcome::failed(
+                    Status::Error,
+                    "a batch insert needs every field of each record",
+                );
+            }
+            params.push(Value::Bytes(key.to_vec()));
+            params.extend(values.iter().map(|(_, v)| Value::Bytes(v.to_vec())));
+        }
+        if let Err(o) = self.ready().await {
+            return o;
+        }
+        let per_statement = Dialect::max_rows_per_statement(self.fields);
+        let upsert = self.insert_mode == InsertMode::Upsert;
+        let mut inserted = 0;
+        let mut rest = params;
+        while !rest.is_empty() {
+            let tail = rest.split_off((per_statement * width).min(rest.len()));
+            let chunk = std::mem::replace(&mut rest, tail);
+            let rows = chunk.len() / width;
+            let conn = self.conn.as_mut().expect("connected by ready");
+            let st = match self.batch.get(&rows) {
+                Some(st) => st.clone(),
+                None => {
+                    let text = self.sql.dialect().insert_rows(
+                        &self.sql.table,
+                        &self.sql.fields,
+                        rows,
+                        upsert,
+                    );
+                    match conn.prep(text).await {
+                        Ok(st) => {
+                            self.batch.insert(rows, st.clone());
+                            st
+                        }
+                        Err(e) => return self.failed(e),
+                    }
+                }
+            };
+            let conn = self.conn.as_mut().expect("connected by ready");
+            match conn.exec_drop(&st, Params::Positional(chunk)).await {
+                Ok(()) => inserted += rows as u64,
+                Err(e) => {
+                    let mut o = self.failed(e);
+                    o.rows = inserted;
+                    return o;
+                }
+            }
+        }
+        Outcome::ok(inserted, batch.bytes())
     }
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {

@@ -31,3 +31,61 @@ pub fn unique_name(stem: &str) -> String {
         N.fetch_add(1, Ordering::SeqCst)
     )
 }
+
+/// A certificate verifier that accepts any server certificate (`tls_insecure=true`):
+/// encryption without authentication, for test servers with ad-hoc certificates.
+#[cfg(feature = "postgres")]
+#[derive(Debug)]
+pub struct AcceptAnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms);
+
+#[cfg(feature = "postgres")]
+impl AcceptAnyCertificate {
+    pub fn new() -> Self {
+        AcceptAnyCertificate(
+            rustls::crypto::ring::default_provider().signature_verification_algorithms,
+        )
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Default for AcceptAnyCertificate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}

@@ -13,8 +13,48 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 use yardstick_core::binding::*;
 
-/// yardstick's own URL options (everything else goes to the driver).
-pub const OPTIONS: &[&str] = &["connect_timeout", "application_name", "options"];
+/// URL options: the driver's (`connect_timeout`, `application_name`,
+/// `options`, `sslmode`) and yardstick's own.
+pub const OPTIONS: &[&str] = &[
+    "connect_timeout",
+    "application_name",
+    "options",
+    "sslmode",
+    "sslrootcert",
+    "tls_insecure",
+    "batch",
+    "flavor",
+    "sharding",
+];
+
+/// The options the driver parses itself.
+const DRIVER_OPTIONS: &[&str] = &["connect_timeout", "application_name", "options", "sslmode"];
+
+/// How a batch of the load phase is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchMode {
+    /// One multi-row `INSERT ... VALUES (...), (...)` per batch.
+    Values,
+    /// `COPY ... FROM STDIN` (text format): insert semantics only.
+    Copy,
+}
+
+/// Which database speaks the PostgreSQL protocol at the other end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Postgres,
+    /// CockroachDB: `UPSERT INTO`, serialization failures (40001) retried by the runner.
+    Cockroach,
+    /// YugabyteDB YSQL: hash- or range-sharded primary key, 40001 retried by the runner.
+    Yugabyte,
+}
+
+/// Connection settings shared by the binding and its sessions.
+#[derive(Clone)]
+struct Endpoint {
+    config: Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+}
 
 /// Server settings recorded with every result.
 const SETTINGS: &[&str] = &[
@@ -30,16 +70,12 @@ const SETTINGS: &[&str] = &[
     "effective_cache_size",
 ];
 
-/// PostgreSQL's dialect: `$n` placeholders, `ON CONFLICT ... DO UPDATE` upserts.
-const DIALECT: Dialect = Dialect {
-    placeholder: Placeholder::Dollar,
-    upsert: Upsert::OnConflict,
-};
-
 pub struct PostgresBinding {
-    config: Config,
+    ep: Endpoint,
     sql: Arc<Sql>,
     opts: OpenOptions,
+    batch: BatchMode,
+    flavor: Flavor,
     info: EngineInfo,
 }
 
@@ -75,22 +111,88 @@ fn connect_error(config: &Config, e: &tokio_postgres::Error) -> BindingError {
     }
 }
 
-async fn connect(config: &Config) -> Result<Client, BindingError> {
-    let (client, connection) = config
-        .connect(NoTls)
-        .await
-        .map_err(|e| connect_error(config, &e))?;
+async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
+    let config = &ep.config;
     // The connection runs as a task of the current (worker) runtime.
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
+    let client = match &ep.tls {
+        None => {
+            let (client, connection) = config
+                .connect(NoTls)
+                .await
+                .map_err(|e| connect_error(config, &e))?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            client
+        }
+        Some(tls) => {
+            let (client, connection) = config
+                .connect(tls.clone())
+                .await
+                .map_err(|e| connect_error(config, &e))?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            client
+        }
+    };
     Ok(client)
+}
+
+/// A rustls client configuration trusting `ca` (a PEM file), or the system's
+/// roots; `insecure` accepts any certificate (testing only).
+fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConfig, BindingError> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match ca {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    BindingError::Config(format!(
+                        "cannot read sslrootcert={path}: {e}; give the PEM file of the CA that signed the server's certificate"
+                    ))
+                })?;
+            for c in certs {
+                roots.add(c).map_err(|e| {
+                    BindingError::Config(format!(
+                        "sslrootcert={path} holds an unusable certificate: {e}"
+                    ))
+                })?;
+            }
+        }
+        None => {
+            for c in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(c);
+            }
+        }
+    }
+    let mut cfg = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    if insecure {
+        cfg.dangerous()
+            .set_certificate_verifier(Arc::new(crate::net::AcceptAnyCertificate::new()));
+    }
+    Ok(cfg)
 }
 
 impl PostgresBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
-        let mut config = Config::from_str(url).map_err(|e| {
+        // the driver parses the URL with only its own options
+        let mut driver_url = url.split('?').next().unwrap_or(url).to_string();
+        let driver_params: Vec<String> = target
+            .params
+            .iter()
+            .filter(|(k, _)| DRIVER_OPTIONS.contains(&k.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !driver_params.is_empty() {
+            driver_url.push('?');
+            driver_url.push_str(&driver_params.join("&"));
+        }
+        let mut config = Config::from_str(&driver_url).map_err(|e| {
             BindingError::Config(format!(
                 "{} is not a PostgreSQL URL ({e}); use postgres://user:password@host:port/database",
                 yardstick_core::result::redact_url(url)
@@ -102,37 +204,154 @@ impl PostgresBinding {
         if config.get_application_name().is_none() {
             config.application_name("yardstick");
         }
-        let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, DIALECT));
+        let flavor = match target.param("flavor").unwrap_or("postgres") {
+            "postgres" | "postgresql" => Flavor::Postgres,
+            "cockroach" | "cockroachdb" => Flavor::Cockroach,
+            "yugabyte" | "yugabytedb" => Flavor::Yugabyte,
+            other => {
+                return Err(BindingError::Config(format!(
+                    "flavor={other} is not known: use postgres, cockroach or yugabyte"
+                )))
+            }
+        };
+        let sharding = match (flavor, target.param("sharding")) {
+            (Flavor::Yugabyte, None | Some("hash")) => Some("HASH"),
+            (Flavor::Yugabyte, Some("range")) => Some("ASC"),
+            (Flavor::Yugabyte, Some(other)) => {
+                return Err(BindingError::Config(format!(
+                    "sharding={other} is not known: use hash or range"
+                )))
+            }
+            (_, None) => None,
+            (_, Some(_)) => {
+                return Err(BindingError::Config(
+                    "sharding applies to flavor=yugabyte only".into(),
+                ))
+            }
+        };
+        let batch = match target.param("batch").unwrap_or("values") {
+            "values" => BatchMode::Values,
+            "copy" => BatchMode::Copy,
+            other => {
+                return Err(BindingError::Config(format!(
+                    "batch={other} is not known: use values (multi-row INSERT) or copy (COPY FROM STDIN)"
+                )))
+            }
+        };
+        if batch == BatchMode::Copy && opts.insert_mode == InsertMode::Upsert {
+            return Err(BindingError::Unsupported(
+                "batch=copy cannot upsert (COPY only inserts): use insert.semantics=insert or batch=values".into(),
+            ));
+        }
+        let ca = target.param("sslrootcert");
+        let insecure = target.param("tls_insecure") == Some("true");
+        let wants_tls = ca.is_some()
+            || insecure
+            || matches!(target.param("sslmode"), Some("require") | Some("prefer"));
+        if (ca.is_some() || insecure) && target.param("sslmode") == Some("disable") {
+            return Err(BindingError::Config(
+                "sslrootcert and tls_insecure need TLS, but sslmode=disable: use sslmode=require"
+                    .into(),
+            ));
+        }
+        if ca.is_some() || insecure {
+            config.ssl_mode(tokio_postgres::config::SslMode::Require);
+        }
+        let tls = if wants_tls {
+            Some(tokio_postgres_rustls::MakeRustlsConnect::new(tls_config(
+                ca, insecure,
+            )?))
+        } else {
+            None
+        };
+        let ep = Endpoint { config, tls };
+        let dialect = Dialect {
+            placeholder: Placeholder::Dollar,
+            upsert: if flavor == Flavor::Cockroach {
+                Upsert::UpsertInto
+            } else {
+                Upsert::OnConflict
+            },
+        };
+        let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, dialect));
         let info = run_cold(async {
-            let client = connect(&config).await?;
-            prepare_table(&client, &config, &sql, opts.create).await?;
+            let client = connect(&ep).await?;
+            prepare_table(&client, &ep.config, &sql, opts.create, flavor, sharding).await?;
             let version: String = client
                 .query_one("SHOW server_version", &[])
                 .await
                 .map(|r| r.get(0))
-                .map_err(|e| BindingError::Unavailable(format!("{}: {e}", describe(&config))))?;
+                .map_err(|e| BindingError::Unavailable(format!("{}: {e}", describe(&ep.config))))?;
             let mut settings = BTreeMap::new();
             for name in SETTINGS {
                 if let Ok(row) = client.query_one(&format!("SHOW {name}"), &[]).await {
                     settings.insert((*name).to_string(), row.get::<_, String>(0));
                 }
             }
+            if let Ok(row) = client
+                .query_one(
+                    "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .await
+            {
+                settings.insert("tls".into(), row.get::<_, String>(0));
+            }
             settings.insert(
                 "statements".into(),
                 "prepared per session; autocommit".into(),
             );
+            settings.insert(
+                "batch".into(),
+                match batch {
+                    BatchMode::Values => "multi-row INSERT ... VALUES",
+                    BatchMode::Copy => "COPY ... FROM STDIN (text)",
+                }
+                .into(),
+            );
+            settings.insert("flavor".into(), format!("{flavor:?}").to_ascii_lowercase());
+            if let Some(s) = sharding {
+                settings.insert("primary_key_sharding".into(), s.to_ascii_lowercase());
+            }
+            let name = match flavor {
+                Flavor::Postgres => "postgresql",
+                Flavor::Cockroach => "cockroachdb",
+                Flavor::Yugabyte => "yugabytedb",
+            };
             Ok::<_, BindingError>(EngineInfo {
-                name: "postgresql".into(),
+                name: name.into(),
                 version,
                 settings,
             })
         })?;
         Ok(PostgresBinding {
-            config,
+            ep,
             sql,
             opts: opts.clone(),
+            batch,
+            flavor,
             info,
         })
+    }
+}
+
+/// YCSB's table. Keys compare bytewise (`COLLATE "C"` on PostgreSQL) so scans
+/// order as on every other binding; YugabyteDB shards the key by hash or range.
+fn create_table(table: &str, fields: &[String], flavor: Flavor, sharding: Option<&str>) -> String {
+    match (flavor, sharding) {
+        (_, Some(s)) => format!(
+            "CREATE TABLE IF NOT EXISTS {table} (YCSB_KEY VARCHAR(255), {}, PRIMARY KEY (YCSB_KEY {s}))",
+            fields.join(", ")
+        ),
+        // CockroachDB compares strings bytewise already
+        (Flavor::Cockroach, None) => format!(
+            "CREATE TABLE IF NOT EXISTS {table} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {})",
+            fields.join(", ")
+        ),
+        _ => format!(
+            "CREATE TABLE IF NOT EXISTS {table} (YCSB_KEY VARCHAR(255) COLLATE \"C\" PRIMARY KEY, {})",
+            fields.join(", ")
+        ),
     }
 }
 
@@ -141,6 +360,8 @@ async fn prepare_table(
     config: &Config,
     sql: &Sql,
     create: bool,
+    flavor: Flavor,
+    sharding: Option<&str>,
 ) -> Result<(), BindingError> {
     let t = sql.table.to_ascii_lowercase();
     let cols: Vec<String> = client
@@ -160,11 +381,7 @@ async fn prepare_table(
         }
         let fields: Vec<String> = sql.fields.iter().map(|f| format!("{f} TEXT")).collect();
         client
-            .batch_execute(&format!(
-                "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {})",
-                sql.table,
-                fields.join(", ")
-            ))
+            .batch_execute(&create_table(&sql.table, &fields, flavor, sharding))
             .await
             .map_err(|e| {
                 BindingError::Unavailable(format!("cannot create table {}: {e}", sql.table))
@@ -197,13 +414,23 @@ struct Prepared {
     delete: Statement,
 }
 
-pub struct PostgresSession {
+/// A connection with its prepared statements.
+struct Live {
     client: Client,
     st: Prepared,
+    /// Multi-row INSERTs prepared on first use, by row count.
+    batch: std::collections::HashMap<usize, Statement>,
+}
+
+pub struct PostgresSession {
+    /// `None` after the connection closed; the next operation reconnects.
+    live: Option<Live>,
+    ep: Endpoint,
     sql: Arc<Sql>,
     fields: usize,
     update_mode: UpdateMode,
     insert_mode: InsertMode,
+    batch: BatchMode,
 }
 
 async fn prepare_all(c: &Client, list: &[String]) -> Result<Vec<Statement>, tokio_postgres::Error> {
@@ -214,51 +441,50 @@ async fn prepare_all(c: &Client, list: &[String]) -> Result<Vec<Statement>, toki
     Ok(out)
 }
 
+async fn prepare(
+    client: &Client,
+    sql: &Sql,
+    insert_mode: InsertMode,
+    update_mode: UpdateMode,
+) -> Result<Prepared, tokio_postgres::Error> {
+    Ok(Prepared {
+        read_all: client.prepare(&sql.read_all).await?,
+        read_one: prepare_all(client, &sql.read_one).await?,
+        scan_all: client.prepare(&sql.scan_all).await?,
+        scan_one: prepare_all(client, &sql.scan_one).await?,
+        insert: client
+            .prepare(match insert_mode {
+                InsertMode::Insert => &sql.insert_all,
+                InsertMode::Upsert => &sql.upsert_all,
+            })
+            .await?,
+        update_one: prepare_all(
+            client,
+            match update_mode {
+                UpdateMode::Upsert => &sql.upsert_one,
+                UpdateMode::Update => &sql.update_one,
+            },
+        )
+        .await?,
+        delete: client.prepare(&sql.delete).await?,
+    })
+}
+
 impl Binding for PostgresBinding {
     type Session = PostgresSession;
 
     async fn session(&self) -> Result<PostgresSession, BindingError> {
-        let client = connect(&self.config).await?;
-        let sql = &self.sql;
-        let failed = |e: tokio_postgres::Error| {
-            BindingError::Unavailable(format!(
-                "cannot prepare statements on {}: {e}",
-                describe(&self.config)
-            ))
-        };
-        let upsert = self.opts.update_mode == UpdateMode::Upsert;
-        let st = Prepared {
-            read_all: client.prepare(&sql.read_all).await.map_err(failed)?,
-            read_one: prepare_all(&client, &sql.read_one).await.map_err(failed)?,
-            scan_all: client.prepare(&sql.scan_all).await.map_err(failed)?,
-            scan_one: prepare_all(&client, &sql.scan_one).await.map_err(failed)?,
-            insert: client
-                .prepare(match self.opts.insert_mode {
-                    InsertMode::Insert => &sql.insert_all,
-                    InsertMode::Upsert => &sql.upsert_all,
-                })
-                .await
-                .map_err(failed)?,
-            update_one: prepare_all(
-                &client,
-                if upsert {
-                    &sql.upsert_one
-                } else {
-                    &sql.update_one
-                },
-            )
-            .await
-            .map_err(failed)?,
-            delete: client.prepare(&sql.delete).await.map_err(failed)?,
-        };
-        Ok(PostgresSession {
-            client,
-            st,
+        let mut s = PostgresSession {
+            live: None,
+            ep: self.ep.clone(),
             sql: self.sql.clone(),
             fields: self.opts.schema.fields.len(),
             update_mode: self.opts.update_mode,
             insert_mode: self.opts.insert_mode,
-        })
+            batch: self.batch,
+        };
+        s.connect().await?;
+        Ok(s)
     }
 
     fn info(&self) -> EngineInfo {
@@ -267,8 +493,11 @@ impl Binding for PostgresBinding {
 
     fn disk_bytes(&self) -> Option<u64> {
         let table = self.sql.table.clone();
+        if self.flavor != Flavor::Postgres {
+            return None;
+        }
         run_cold(async {
-            let client = connect(&self.config).await?;
+            let client = connect(&self.ep).await?;
             let row = client
                 .query_one(
                     "SELECT pg_total_relation_size($1::text::regclass)::BIGINT",
@@ -279,6 +508,12 @@ impl Binding for PostgresBinding {
             Ok(row.get::<_, i64>(0) as u64)
         })
         .ok()
+    }
+
+    fn conflict_retries(&self) -> Option<u32> {
+        // CockroachDB and YugabyteDB run at SERIALIZABLE (or snapshot) isolation
+        // and ask clients to retry serialization failures (40001).
+        (self.flavor != Flavor::Postgres).then_some(10)
     }
 }
 
@@ -294,8 +529,14 @@ fn outcome_of(e: tokio_postgres::Error) -> Outcome {
         Some(c) if *c == SqlState::QUERY_CANCELED || *c == SqlState::LOCK_NOT_AVAILABLE => {
             Outcome::failed(Status::Timeout, e)
         }
+        Some(c)
+            if *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW =>
+        {
+            Outcome::failed(Status::Unavailable, e)
+        }
         Some(_) => Outcome::failed(Status::Error, e),
-        None if e.is_closed() => Outcome::failed(Status::Unavailable, e),
         None => Outcome::failed(Status::Unavailable, e),
     }
 }
@@ -310,7 +551,51 @@ fn text(b: &[u8]) -> Result<&str, Outcome> {
     })
 }
 
+/// Appends `v` to a COPY text-format row, escaping what the format reserves.
+fn copy_escape(v: &[u8], out: &mut Vec<u8>) {
+    for &b in v {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.push(b),
+        }
+    }
+}
+
 impl PostgresSession {
+    async fn connect(&mut self) -> Result<(), BindingError> {
+        let client = connect(&self.ep).await?;
+        let st = prepare(&client, &self.sql, self.insert_mode, self.update_mode)
+            .await
+            .map_err(|e| {
+                BindingError::Unavailable(format!(
+                    "cannot prepare statements on {}: {e}",
+                    describe(&self.ep.config)
+                ))
+            })?;
+        self.live = Some(Live {
+            client,
+            st,
+            batch: Default::default(),
+        });
+        Ok(())
+    }
+
+    /// The live connection, reconnecting once after the last one closed.
+    async fn live(&mut self) -> Result<&mut Live, Outcome> {
+        if self.live.as_ref().is_some_and(|l| l.client.is_closed()) {
+            self.live = None;
+        }
+        if self.live.is_none() {
+            self.connect()
+                .await
+                .map_err(|e| Outcome::failed(Status::Unavailable, e))?;
+        }
+        Ok(self.live.as_mut().expect("connected above"))
+    }
+
     async fn write(&mut self, key: &[u8], values: &WriteSet, insert: bool) -> Outcome {
         let key = match text(key) {
             Ok(k) => k,
@@ -331,22 +616,132 @@ impl PostgresSession {
         let one = (values.len() == 1)
             .then(|| values.iter().next().map(|(i, _)| i))
             .flatten();
+        let kind = Sql::kind(
+            insert,
+            self.insert_mode == InsertMode::Upsert,
+            self.update_mode == UpdateMode::Upsert,
+        );
+        let sql = self.sql.clone();
+        let live = match self.live().await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
         let result = match (insert, all_in_order, one) {
-            (true, true, _) => self.client.execute(&self.st.insert, &params).await,
-            (false, _, Some(i)) => self.client.execute(&self.st.update_one[i], &params).await,
+            (true, true, _) => live.client.execute(&live.st.insert, &params).await,
+            (false, _, Some(i)) => live.client.execute(&live.st.update_one[i], &params).await,
             _ => {
-                let kind = Sql::kind(
-                    insert,
-                    self.insert_mode == InsertMode::Upsert,
-                    self.update_mode == UpdateMode::Upsert,
-                );
-                let sql = self.sql.write_subset(values.iter().map(|(i, _)| i), kind);
-                self.client.execute(sql.as_str(), &params).await
+                let text = sql.write_subset(values.iter().map(|(i, _)| i), kind);
+                live.client.execute(text.as_str(), &params).await
             }
         };
         match result {
             Ok(0) => Outcome::status(Status::NotFound),
             Ok(_) => Outcome::ok(0, values.bytes()),
+            Err(e) => outcome_of(e),
+        }
+    }
+
+    /// One multi-row INSERT per chunk of the batch.
+    async fn insert_values(&mut self, batch: &Batch) -> Outcome {
+        let mut texts: Vec<&str> = Vec::with_capacity(batch.len() * (self.fields + 1));
+        for (key, values) in batch.rows() {
+            let whole =
+                values.len() == self.fields && values.iter().enumerate().all(|(n, (i, _))| n == i);
+            if !whole {
+                return Outcome::failed(
+                    Status::Error,
+                    "a batch insert needs every field of each record",
+                );
+            }
+            for v in std::iter::once(key).chain(values.iter().map(|(_, v)| v)) {
+                match text(v) {
+                    Ok(t) => texts.push(t),
+                    Err(o) => return o,
+                }
+            }
+        }
+        let width = self.fields + 1;
+        let per_statement = Dialect::max_rows_per_statement(self.fields);
+        let upsert = self.insert_mode == InsertMode::Upsert;
+        let sql = self.sql.clone();
+        let live = match self.live().await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
+        let mut inserted = 0;
+        for chunk in texts.chunks(per_statement * width) {
+            let rows = chunk.len() / width;
+            let st = match live.batch.get(&rows) {
+                Some(st) => st.clone(),
+                None => {
+                    let text = sql
+                        .dialect()
+                        .insert_rows(&sql.table, &sql.fields, rows, upsert);
+                    match live.client.prepare(&text).await {
+                        Ok(st) => {
+                            live.batch.insert(rows, st.clone());
+                            st
+                        }
+                        Err(e) => return outcome_of(e),
+                    }
+                }
+            };
+            let params: Vec<&(dyn ToSql + Sync)> =
+                chunk.iter().map(|t| t as &(dyn ToSql + Sync)).collect();
+            match live.client.execute(&st, &params).await {
+                Ok(n) => inserted += n,
+                Err(e) => {
+                    let mut o = outcome_of(e);
+                    o.rows = inserted;
+                    return o;
+                }
+            }
+        }
+        Outcome::ok(inserted, batch.bytes())
+    }
+
+    /// `COPY ... FROM STDIN` of the whole batch (insert semantics).
+    async fn insert_copy(&mut self, batch: &Batch) -> Outcome {
+        use futures_util::SinkExt;
+        let mut buf = Vec::with_capacity(batch.bytes() as usize + batch.len() * (self.fields + 24));
+        for (key, values) in batch.rows() {
+            copy_escape(key, &mut buf);
+            let mut slots: Vec<Option<&[u8]>> = vec![None; self.fields];
+            for (i, v) in values.iter() {
+                slots[i] = Some(v);
+            }
+            for s in slots {
+                buf.push(b'\t');
+                match s {
+                    Some(v) => copy_escape(v, &mut buf),
+                    None => buf.extend_from_slice(b"\\N"),
+                }
+            }
+            buf.push(b'\n');
+        }
+        let statement = format!(
+            "COPY {} (YCSB_KEY, {}) FROM STDIN",
+            self.sql.table,
+            self.sql.fields.join(", ")
+        );
+        let live = match self.live().await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
+        let sink = match live
+            .client
+            .copy_in::<_, bytes::Bytes>(statement.as_str())
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => return outcome_of(e),
+        };
+        futures_util::pin_mut!(sink);
+        if let Err(e) = sink.send(bytes::Bytes::from(buf)).await {
+            return outcome_of(e);
+        }
+        match sink.finish().await {
+            Ok(n) => Outcome::ok(n, batch.bytes()),
             Err(e) => outcome_of(e),
         }
     }
@@ -375,12 +770,17 @@ impl Session for PostgresSession {
             Ok(k) => k,
             Err(o) => return o,
         };
-        let st = match fields {
-            Fields::All => &self.st.read_all,
-            Fields::One(i) => &self.st.read_one[i],
+        let total = self.fields;
+        let live = match self.live().await {
+            Ok(l) => l,
+            Err(o) => return o,
         };
-        match self.client.query_opt(st, &[&key]).await {
-            Ok(Some(row)) => Outcome::ok(1, copy_row(&row, 0, fields, self.fields, out)),
+        let st = match fields {
+            Fields::All => &live.st.read_all,
+            Fields::One(i) => &live.st.read_one[i],
+        };
+        match live.client.query_opt(st, &[&key]).await {
+            Ok(Some(row)) => Outcome::ok(1, copy_row(&row, 0, fields, total, out)),
             Ok(None) => Outcome::status(Status::NotFound),
             Err(e) => outcome_of(e),
         }
@@ -397,17 +797,22 @@ impl Session for PostgresSession {
             Ok(k) => k,
             Err(o) => return o,
         };
+        let total = self.fields;
+        let live = match self.live().await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
         let st = match fields {
-            Fields::All => &self.st.scan_all,
-            Fields::One(i) => &self.st.scan_one[i],
+            Fields::All => &live.st.scan_all,
+            Fields::One(i) => &live.st.scan_one[i],
         };
         let limit = count.min(i64::MAX as u64) as i64;
-        match self.client.query(st, &[&start, &limit]).await {
+        match live.client.query(st, &[&start, &limit]).await {
             Ok(rows) => {
                 let mut bytes = 0;
                 for row in &rows {
                     let key: &str = row.try_get(0).unwrap_or_default();
-                    bytes += copy_row(row, 1, fields, self.fields, out.push(key.as_bytes()));
+                    bytes += copy_row(row, 1, fields, total, out.push(key.as_bytes()));
                 }
                 Outcome::ok(rows.len() as u64, bytes)
             }
@@ -428,10 +833,24 @@ impl Session for PostgresSession {
             Ok(k) => k,
             Err(o) => return o,
         };
-        match self.client.execute(&self.st.delete, &[&key]).await {
+        let live = match self.live().await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
+        match live.client.execute(&live.st.delete, &[&key]).await {
             Ok(0) => Outcome::status(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(e) => outcome_of(e),
+        }
+    }
+
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        if batch.is_empty() {
+            return Outcome::ok(0, 0);
+        }
+        match self.batch {
+            BatchMode::Values => self.insert_values(batch).await,
+            BatchMode::Copy => self.insert_copy(batch).await,
         }
     }
 }
@@ -455,16 +874,24 @@ mod tests {
 
     /// A fresh database per check, so checks run in parallel without sharing rows.
     fn open_fresh(opts: &OpenOptions) -> Result<PostgresBinding, BindingError> {
+        open_fresh_with(opts, "")
+    }
+
+    fn open_fresh_with(opts: &OpenOptions, query: &str) -> Result<PostgresBinding, BindingError> {
         let name = crate::net::unique_name("conf");
         let base = server_url();
         run_cold(async {
-            let client = connect(&Config::from_str(&base).unwrap()).await?;
+            let client = connect(&Endpoint {
+                config: Config::from_str(&base).unwrap(),
+                tls: None,
+            })
+            .await?;
             client
                 .batch_execute(&format!("CREATE DATABASE {name}"))
                 .await
                 .map_err(|e| BindingError::Io(e.to_string()))
         })?;
-        let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
+        let url = format!("{}/{name}{query}", base.rsplit_once('/').unwrap().0);
         PostgresBinding::open(&Target::parse(&url)?, &url, opts)
     }
 
@@ -535,5 +962,146 @@ mod tests {
             assert!(info.settings.contains_key(s), "{s} missing");
         }
         assert!(b.disk_bytes().is_some());
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn batch(keys: &[&str]) -> Batch {
+        let mut b = Batch::default();
+        for k in keys {
+            let (key, values) = b.push();
+            key.extend_from_slice(k.as_bytes());
+            for f in 0..3 {
+                // COPY's reserved characters must survive the round trip
+                values
+                    .push(f)
+                    .extend_from_slice(format!("{k}\t\\N\n{f}").as_bytes());
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn copy_batches_insert_and_refuse_duplicates_and_upserts() {
+        if !available() {
+            return;
+        }
+        let upsert = OpenOptions {
+            insert_mode: InsertMode::Upsert,
+            ..opts(true)
+        };
+        let e = open_fresh_with(&upsert, "?batch=copy")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("batch=copy cannot upsert"), "{e}");
+        let b = open_fresh_with(&opts(true), "?batch=copy").unwrap();
+        assert!(b.info().settings["batch"].starts_with("COPY"));
+        rt().block_on(async {
+            let mut s = b.session().await.unwrap();
+            let out = s.insert_batch(&batch(&["k1", "k2", "k3"])).await;
+            assert_eq!((out.status, out.rows), (Status::Ok, 3));
+            let mut rec = Record::with_fields(3);
+            assert_eq!(
+                s.read(b"k2", Fields::All, &mut rec).await.status,
+                Status::Ok
+            );
+            assert_eq!(rec.get(1), Some(&b"k2\t\\N\n1"[..]));
+            let out = s.insert_batch(&batch(&["k4", "k1"])).await;
+            assert_eq!(out.status, Status::DuplicateKey);
+            // the failed COPY left the connection usable
+            assert_eq!(
+                s.read(b"k4", Fields::All, &mut rec).await.status,
+                Status::NotFound
+            );
+        });
+    }
+
+    #[test]
+    fn multi_row_batches_split_at_the_parameter_limit() {
+        if !available() {
+            return;
+        }
+        let b = open_fresh(&opts(true)).unwrap();
+        let keys: Vec<String> = (0..20_000).map(|i| format!("key{i:05}")).collect();
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        rt().block_on(async {
+            let mut s = b.session().await.unwrap();
+            // 20,000 rows x 4 parameters is more than 65,535: two statements
+            let out = s.insert_batch(&batch(&refs)).await;
+            assert_eq!((out.status, out.rows), (Status::Ok, 20_000), "{out:?}");
+            let mut rows = ScanRows::with_fields(3);
+            s.scan(b"key19998", 10, Fields::All, &mut rows).await;
+            assert_eq!(rows.len(), 2);
+        });
+    }
+
+    #[test]
+    fn tls_verifies_the_server_against_the_given_ca() {
+        if !available() {
+            return;
+        }
+        let ca = std::env::var("YARDSTICK_TLS_CA")
+            .unwrap_or_else(|_| "/tmp/yardstick-services/tls/ca.crt".into());
+        let b = open_fresh_with(&opts(true), &format!("?sslrootcert={ca}")).unwrap();
+        assert_eq!(b.info().settings["tls"], "true");
+        let b = open_fresh_with(&opts(true), "?sslmode=require&tls_insecure=true").unwrap();
+        assert_eq!(b.info().settings["tls"], "true");
+        let b = open_fresh(&opts(true)).unwrap();
+        assert_eq!(b.info().settings["tls"], "false");
+        // the test CA is not among the system's roots
+        let e = open_fresh_with(&opts(true), "?sslmode=require")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cannot connect to PostgreSQL"), "{e}");
+        let e = open_fresh_with(&opts(true), "?sslrootcert=/no/such.pem")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cannot read sslrootcert=/no/such.pem"), "{e}");
+    }
+
+    #[test]
+    fn flavors_change_the_dialect_the_schema_and_the_retry_policy() {
+        let f = vec!["field0 TEXT".to_string()];
+        assert_eq!(
+            create_table("usertable", &f, Flavor::Yugabyte, Some("HASH")),
+            "CREATE TABLE IF NOT EXISTS usertable (YCSB_KEY VARCHAR(255), field0 TEXT, PRIMARY KEY (YCSB_KEY HASH))"
+        );
+        assert!(create_table("usertable", &f, Flavor::Postgres, None)
+            .contains("COLLATE \"C\" PRIMARY KEY"));
+        assert!(!create_table("usertable", &f, Flavor::Cockroach, None).contains("COLLATE"));
+        let t = |u: &str| Target::parse(u).unwrap();
+        let url = "postgres://u:p@127.0.0.1:1/db?flavor=oracle";
+        let e = PostgresBinding::open(&t(url), url, &opts(true))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("flavor=oracle is not known"), "{e}");
+        let url = "postgres://u:p@127.0.0.1:1/db?sharding=hash";
+        let e = PostgresBinding::open(&t(url), url, &opts(true))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("sharding applies to flavor=yugabyte only"),
+            "{e}"
+        );
+        if !available() {
+            return;
+        }
+        assert_eq!(open_fresh(&opts(true)).unwrap().conflict_retries(), None);
+        // the flavor's retry policy, over a PostgreSQL server that speaks the same protocol
+        let b = open_fresh_with(&opts(true), "?flavor=cockroach").unwrap();
+        assert_eq!(
+            (b.conflict_retries(), b.info().name.as_str()),
+            (Some(10), "cockroachdb")
+        );
     }
 }

@@ -351,6 +351,7 @@ impl Binding for RedisBinding {
             con: Some(con),
             key: Vec::new(),
             value: Vec::new(),
+            batch_script_loaded: false,
         })
     }
 
@@ -365,6 +366,8 @@ pub struct RedisSession {
     con: Option<MultiplexedConnection>,
     key: Vec<u8>,
     value: Vec<u8>,
+    /// The batch script is in the server's script cache (EVALSHA works).
+    batch_script_loaded: bool,
 }
 
 fn is_connection_error(e: &RedisError) -> bool {
@@ -698,6 +701,94 @@ impl Session for RedisSession {
         match self.inner.model {
             Model::Hash => self.write_hash(key, values, true).await,
             Model::String => self.write_string(key, values, true).await,
+        }
+    }
+
+    /// One pipeline per batch: every record's write goes out before the first
+    /// reply is read (one round trip). Not atomic: the outcome counts the
+    /// records written and reports the first refusal.
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        if batch.is_empty() {
+            return Outcome::ok(0, 0);
+        }
+        if let Err(o) = self.connected().await {
+            return o;
+        }
+        let inner = self.inner.clone();
+        let n = inner.field_names.len();
+        let upsert = inner.insert_mode == InsertMode::Upsert;
+        let script = if upsert {
+            &inner.scripts.upsert
+        } else {
+            &inner.scripts.insert_nx
+        };
+        let mut pipe = redis::pipe();
+        for (key, values) in batch.rows() {
+            let mut full = inner.prefix.clone();
+            full.extend_from_slice(key);
+            match inner.model {
+                Model::Hash => {
+                    let c = pipe
+                        .cmd("EVALSHA")
+                        .arg(script.get_hash())
+                        .arg(2)
+                        .arg(full)
+                        .arg(&inner.index[..])
+                        .arg(key);
+                    for (i, v) in values.iter() {
+                        c.arg(&inner.field_names[i][..]).arg(v);
+                    }
+                }
+                Model::String => {
+                    kv::encode(n, values, &mut self.value);
+                    let c = pipe.cmd("SET").arg(full).arg(&self.value[..]);
+                    if !upsert {
+                        c.arg("NX");
+                    }
+                }
+            }
+        }
+        let mut loaded = false;
+        if inner.model == Model::Hash && !self.batch_script_loaded {
+            let con = self.con.as_mut().expect("connected above");
+            if let Err(e) = script.load_async(con).await {
+                return self.failed(e);
+            }
+            self.batch_script_loaded = true;
+            loaded = true;
+        }
+        let replies: Vec<Value> = loop {
+            let con = self.con.as_mut().expect("connected above");
+            match pipe.query_async(con).await {
+                Ok(r) => break r,
+                // the server lost its script cache (restarted): load it once more
+                Err(e)
+                    if !loaded
+                        && e.kind()
+                            == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    loaded = true;
+                    let con = self.con.as_mut().expect("connected above");
+                    if let Err(e) = script.load_async(con).await {
+                        return self.failed(e);
+                    }
+                }
+                Err(e) => return self.failed(e),
+            }
+        };
+        let written = replies
+            .iter()
+            .filter(|r| matches!(r, Value::Int(1) | Value::Okay))
+            .count() as u64;
+        if written == batch.len() as u64 {
+            Outcome::ok(written, batch.bytes())
+        } else {
+            Outcome {
+                status: Status::DuplicateKey,
+                rows: written,
+                bytes: 0,
+                detail: None,
+            }
         }
     }
 

@@ -124,6 +124,56 @@ impl Dialect {
         s
     }
 
+    /// A multi-row INSERT (or upsert) of `rows` whole records of `fields`,
+    /// parameters bound row by row, key first.
+    pub fn insert_rows(&self, table: &str, fields: &[String], rows: usize, upsert: bool) -> String {
+        let width = fields.len() + 1;
+        let mut s = String::with_capacity(64 + rows * width * 4);
+        let verb = match (upsert, self.upsert) {
+            (true, Upsert::UpsertInto) => "UPSERT INTO",
+            (true, Upsert::Replace) => "REPLACE INTO",
+            _ => "INSERT INTO",
+        };
+        let _ = write!(
+            s,
+            "{verb} {table} (YCSB_KEY, {}) VALUES ",
+            fields.join(", ")
+        );
+        for r in 0..rows {
+            let sep = if r > 0 { ", " } else { "" };
+            let _ = write!(s, "{sep}({})", self.params(1 + r * width, width));
+        }
+        if upsert {
+            let set = |f: &dyn Fn(&String) -> String| -> String {
+                fields.iter().map(f).collect::<Vec<_>>().join(", ")
+            };
+            match self.upsert {
+                Upsert::OnConflict => {
+                    let _ = write!(
+                        s,
+                        " ON CONFLICT (YCSB_KEY) DO UPDATE SET {}",
+                        set(&|c| format!("{c} = EXCLUDED.{c}"))
+                    );
+                }
+                Upsert::OnDuplicateKey => {
+                    let _ = write!(
+                        s,
+                        " ON DUPLICATE KEY UPDATE {}",
+                        set(&|c| format!("{c} = VALUES({c})"))
+                    );
+                }
+                Upsert::Replace | Upsert::UpsertInto => {}
+            }
+        }
+        s
+    }
+
+    /// Rows of `fields` + key per multi-row statement, under the protocol's
+    /// limit of 65,535 bound parameters.
+    pub fn max_rows_per_statement(fields: usize) -> usize {
+        (65_535 / (fields + 1)).max(1)
+    }
+
     /// Whether an UPDATE binds the key after the values (positional `?`).
     pub fn key_last_in_update(&self) -> bool {
         self.placeholder == Placeholder::Question
@@ -175,6 +225,10 @@ impl Statements {
             fields: fields.to_vec(),
             dialect: d,
         }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// A write of exactly the fields `indices` (any subset, any order); not
@@ -273,6 +327,30 @@ mod tests {
             upsert: Upsert::OnDuplicateKey
         }
         .key_last_in_update());
+    }
+
+    #[test]
+    fn multi_row_inserts_number_parameters_row_by_row() {
+        let pg = Dialect {
+            placeholder: Placeholder::Dollar,
+            upsert: Upsert::OnConflict,
+        };
+        assert_eq!(
+            pg.insert_rows("t", &fields(), 2, false),
+            "INSERT INTO t (YCSB_KEY, field0, field1) VALUES ($1, $2, $3), ($4, $5, $6)"
+        );
+        assert!(pg
+            .insert_rows("t", &fields(), 1, true)
+            .ends_with("ON CONFLICT (YCSB_KEY) DO UPDATE SET field0 = EXCLUDED.field0, field1 = EXCLUDED.field1"));
+        let my = Dialect {
+            placeholder: Placeholder::Question,
+            upsert: Upsert::Replace,
+        };
+        assert_eq!(
+            my.insert_rows("t", &fields(), 2, true),
+            "REPLACE INTO t (YCSB_KEY, field0, field1) VALUES (?, ?, ?), (?, ?, ?)"
+        );
+        assert_eq!(Dialect::max_rows_per_statement(10), 5957);
     }
 
     #[test]

@@ -143,6 +143,10 @@ pub struct PhaseArgs {
     /// counted in the result and latency covers every attempt).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// Load phase: insert N records per call with the binding's bulk path
+    /// (multi-row INSERT, COPY, pipelines); sets db.batchsize.
+    #[arg(long, value_name = "N")]
+    pub batch: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -109,6 +109,9 @@ pub fn resolve_properties(a: &PhaseArgs, demo: bool) -> Result<(Properties, Stri
             "--status-interval",
         )?;
     }
+    if let Some(n) = a.batch {
+        flag(&mut props, p::BATCH_SIZE, n.to_string(), "--batch")?;
+    }
     if let Some(n) = a.retries {
         flag(&mut props, p::RETRY_LIMIT, n.to_string(), "--retries")?;
     }
@@ -138,6 +141,11 @@ pub fn execute(
         && a.db.is_none()
         && a.property_files.is_empty()
         && a.properties.is_empty();
+    if phase == Phase::Run && a.batch.is_some() {
+        return Err(CliError::bad_input(
+            "--batch applies to the load phase: use it with `yardstick load`",
+        ));
+    }
     let (props, workload) = resolve_properties(a, demo)?;
     for w in &props.warnings {
         eprintln!("yardstick: warning: {w}");
@@ -305,17 +313,17 @@ fn run_one(
         data_integrity: config.data_integrity,
         scans: phase == Phase::Run && config.proportion(OpKind::Scan) > 0.0,
     };
-    let shared = Arc::new(SharedState::new(config.clone()));
     let mut status = StatusLine::new(a.quiet, phase_name(phase));
     let exec = Exec {
         spec: &spec,
-        shared,
+        config: config.clone(),
+        retry_limit_set: props.explicit().contains_key(p::RETRY_LIMIT),
         control,
         status: &mut status,
     };
     let opened = yardstick_bindings::open(url, &opts, exec);
     status.finish();
-    let (out, engine, before, after) = opened
+    let (out, engine, before, after, binding_retries) = opened
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
     let ctx = ResultContext {
@@ -337,7 +345,14 @@ fn run_one(
         },
         host: HostInfo::capture(),
         redactor,
-        warnings: props.warnings.clone(),
+        warnings: props
+            .warnings
+            .iter()
+            .cloned()
+            .chain(binding_retries.map(|n| {
+                format!("retry.limit={n}: the binding asks for conflicts (serialization failures) to be retried; set retry.limit to choose otherwise")
+            }))
+            .collect(),
     };
     Ok(result::build_result(ctx, &out))
 }
@@ -345,12 +360,16 @@ fn run_one(
 /// Runs the phase once the dispatch table has opened the binding.
 struct Exec<'a> {
     spec: &'a RunSpec,
-    shared: Arc<SharedState>,
+    config: CoreConfig,
+    /// retry.limit was given; otherwise the binding's conflict_retries applies.
+    retry_limit_set: bool,
     control: &'a Control,
     status: &'a mut StatusLine,
 }
 
-type Opened = (RunOutput, EngineInfo, Option<u64>, Option<u64>);
+/// The run, the engine, bytes on disk before and after, and the retry limit
+/// the binding chose (when the user set none).
+type Opened = (RunOutput, EngineInfo, Option<u64>, Option<u64>, Option<u32>);
 
 impl WithBinding for Exec<'_> {
     type Output = Result<Opened, BindingError>;
@@ -359,13 +378,20 @@ impl WithBinding for Exec<'_> {
         let before = binding.disk_bytes();
         let engine = binding.info();
         let status = self.status;
+        let mut config = self.config;
+        let chosen = binding
+            .conflict_retries()
+            .filter(|_| !self.retry_limit_set && self.spec.phase == Phase::Run);
+        if let Some(n) = chosen {
+            config.retry_limit = n;
+        }
         let out = run::run(
             binding.clone(),
-            self.shared,
+            Arc::new(SharedState::new(config)),
             self.spec,
             self.control,
             &mut |v| status.update(v),
         )?;
-        Ok((out, engine, before, binding.disk_bytes()))
+        Ok((out, engine, before, binding.disk_bytes(), chosen))
     }
 }

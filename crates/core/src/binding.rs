@@ -335,6 +335,48 @@ impl WriteSet {
     }
 }
 
+/// Records of one batch insert (`db.batchsize` > 1 in the load phase), in key
+/// order of generation; buffers are reused between batches.
+#[derive(Debug, Default, Clone)]
+pub struct Batch {
+    rows: Vec<(Vec<u8>, WriteSet)>,
+    len: usize,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Starts the next record: its key buffer and value set, both cleared.
+    pub fn push(&mut self) -> (&mut Vec<u8>, &mut WriteSet) {
+        if self.len == self.rows.len() {
+            self.rows.push((Vec::new(), WriteSet::default()));
+        }
+        let (k, v) = &mut self.rows[self.len];
+        k.clear();
+        v.clear();
+        self.len += 1;
+        (k, v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = (&[u8], &WriteSet)> {
+        self.rows[..self.len].iter().map(|(k, v)| (k.as_slice(), v))
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.rows().map(|(_, v)| v.bytes()).sum()
+    }
+}
+
 /// What a binding knows of its engine, stored in every result.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EngineInfo {
@@ -376,6 +418,30 @@ pub trait Session {
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
     async fn delete(&mut self, key: &[u8]) -> Outcome;
+
+    /// Inserts every record of `batch` with the run's insert semantics; the
+    /// outcome's `rows` is the records inserted. Bindings with a bulk path
+    /// (multi-row INSERT, COPY, pipelines) override this; the default inserts
+    /// the records one by one and reports the first failure's status.
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        let mut first_failure: Option<Outcome> = None;
+        let mut inserted = 0;
+        for (key, values) in batch.rows() {
+            let out = self.insert(key, values).await;
+            if out.status.is_ok() {
+                inserted += 1;
+            } else if first_failure.is_none() {
+                first_failure = Some(out);
+            }
+        }
+        match first_failure {
+            Some(mut f) => {
+                f.rows = inserted;
+                f
+            }
+            None => Outcome::ok(inserted, batch.bytes()),
+        }
+    }
 }
 
 /// A database opened for one run.
@@ -391,6 +457,13 @@ pub trait Binding: Send + Sync + 'static {
 
     /// Bytes the database occupies on disk, when the binding can tell.
     fn disk_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// Retries the database expects for conflicts (serialization failures of
+    /// CockroachDB- or YugabyteDB-style databases): the run's `retry.limit`
+    /// when the user set none. The runner retries and counts them.
+    fn conflict_retries(&self) -> Option<u32> {
         None
     }
 }

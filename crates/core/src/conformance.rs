@@ -6,8 +6,8 @@
 //! with a function that opens a fresh, empty database for the given options;
 //! the macro expands to one `#[test]` per check.
 use crate::binding::{
-    Binding, BindingError, Fields, InsertMode, OpenOptions, Record, ScanRows, Schema, Session,
-    Status, UpdateMode, WriteSet,
+    Batch, Binding, BindingError, Fields, InsertMode, OpenOptions, Record, ScanRows, Schema,
+    Session, Status, UpdateMode, WriteSet,
 };
 use crate::workload::{CoreConfig, Properties, SharedState, Stream};
 
@@ -22,6 +22,7 @@ pub const CHECKS: &[&str] = &[
     "scan",
     "large_and_empty_values",
     "data_integrity",
+    "batch_insert",
 ];
 
 /// The checks of a binding that cannot scan: `scan` is replaced by `scans_refused`.
@@ -33,6 +34,7 @@ pub const CHECKS_WITHOUT_SCAN: &[&str] = &[
     "scans_refused",
     "large_and_empty_values",
     "data_integrity",
+    "batch_insert",
 ];
 
 fn schema(fields: usize) -> Schema {
@@ -310,6 +312,80 @@ async fn scan<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>
     Ok(())
 }
 
+fn batch_of(keys: &[&str], tag: &[u8]) -> Batch {
+    let mut b = Batch::default();
+    for k in keys {
+        let (key, values) = b.push();
+        key.extend_from_slice(k.as_bytes());
+        for f in 0..3 {
+            let v = values.push(f);
+            v.extend_from_slice(tag);
+            v.extend_from_slice(k.as_bytes());
+        }
+    }
+    b
+}
+
+async fn batch_insert<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
+    let keys = [
+        "a-batch-3",
+        "a-batch-1",
+        "a-batch-5",
+        "a-batch-2",
+        "a-batch-4",
+    ];
+    {
+        let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
+        let out = s.insert_batch(&batch_of(&keys, b"v1-")).await;
+        expect_status("batch insert", out.status, Status::Ok)?;
+        ensure!(
+            out.rows == 5,
+            "batch insert of 5 reported {} rows",
+            out.rows
+        );
+        for k in keys {
+            let (st, rec) = read_all(&mut s, k.as_bytes()).await;
+            expect_status("read after batch insert", st, Status::Ok)?;
+            let want = format!("v1-{k}");
+            ensure!(
+                (0..3).all(|f| rec.get(f) == Some(want.as_bytes())),
+                "record {k} of a batch came back as {:?}",
+                rec.present().collect::<Vec<_>>()
+            );
+        }
+        let out = s
+            .insert_batch(&batch_of(&["a-batch-6", "a-batch-1"], b"v2-"))
+            .await;
+        expect_status(
+            "batch with an existing key (insert semantics)",
+            out.status,
+            Status::DuplicateKey,
+        )?;
+        let (_, rec) = read_all(&mut s, b"a-batch-1").await;
+        ensure!(
+            rec.get(0) == Some(&b"v1-a-batch-1"[..]),
+            "a refused batch changed an existing record"
+        );
+    }
+    let (_b, mut s) = session(open, &options(InsertMode::Upsert, UpdateMode::Update)).await?;
+    let out = s
+        .insert_batch(&batch_of(&["a-batch-1", "a-batch-7"], b"v3-"))
+        .await;
+    expect_status("batch upsert over an existing key", out.status, Status::Ok)?;
+    for k in ["a-batch-1", "a-batch-7"] {
+        let (st, rec) = read_all(&mut s, k.as_bytes()).await;
+        let want = format!("v3-{k}");
+        ensure!(
+            st == Status::Ok && rec.get(2) == Some(want.as_bytes()),
+            "batch upsert did not write {k}: {:?}",
+            rec.get(2)
+        );
+    }
+    Ok(())
+}
+
 /// For a binding that cannot scan: a workload with scans is refused when the
 /// binding opens, with a message that names scans, instead of failing per operation.
 fn scans_refused<B: Binding>(
@@ -430,6 +506,7 @@ pub fn run_check<B: Binding>(
             "update_semantics" => update_semantics(open).await,
             "scan" => scan(open).await,
             "scans_refused" => scans_refused(open),
+            "batch_insert" => batch_insert(open).await,
             "large_and_empty_values" => large_and_empty_values(open).await,
             "data_integrity" => data_integrity(open).await,
             other => Err(format!("no conformance check named {other}")),
@@ -447,11 +524,11 @@ macro_rules! conformance_suite {
     // `$available`: `fn() -> bool`, false to skip (a server binding outside CI
     // whose server is not running; it must panic in CI instead).
     ($open:expr, $available:expr) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity);
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity batch_insert);
     };
     // A binding without scans (a key-value cache): it must refuse scan workloads at open.
     ($open:expr, $available:expr, without_scan) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity);
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity batch_insert);
     };
     (@tests $open:expr, $available:expr; $($check:ident)*) => {
         $(

@@ -15,10 +15,14 @@ pub enum OpKind {
     ReadModifyWrite,
     #[serde(rename = "DELETE")]
     Delete,
+    /// One multi-record insert of the load phase (`db.batchsize` > 1): its
+    /// latency is the batch's, its `rows` the records it inserted.
+    #[serde(rename = "BATCH-INSERT")]
+    BatchInsert,
 }
 
 impl OpKind {
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
     pub const ALL: [OpKind; OpKind::COUNT] = [
         OpKind::Read,
         OpKind::Update,
@@ -26,6 +30,7 @@ impl OpKind {
         OpKind::Scan,
         OpKind::ReadModifyWrite,
         OpKind::Delete,
+        OpKind::BatchInsert,
     ];
 
     #[inline]
@@ -42,6 +47,7 @@ impl OpKind {
             OpKind::Scan => "SCAN",
             OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
             OpKind::Delete => "DELETE",
+            OpKind::BatchInsert => "BATCH-INSERT",
         }
     }
 

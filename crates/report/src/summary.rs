@@ -141,6 +141,16 @@ pub fn summary_table(r: &RunResult) -> String {
     if !failures.is_empty() {
         let _ = writeln!(out, "\n  not ok: {}", failures.join(" · "));
     }
+    if let Some(o) = r.operations.get("BATCH-INSERT") {
+        let _ = writeln!(
+            out,
+            "  BATCH-INSERT: {} records in {} batches ({:.1} per batch) · {} records/s",
+            thousands(o.rows),
+            thousands(o.count),
+            o.rows as f64 / o.count.max(1) as f64,
+            rate(o.rows as f64 / r.elapsed_s.max(1e-9))
+        );
+    }
     for (name, o) in &r.operations {
         if let Some(s) = &o.scan_rows {
             let _ = writeln!(

@@ -4,7 +4,7 @@
 use super::pacer::{wait_until, Pacer};
 use super::spec::RunSpec;
 use crate::binding::{
-    Binding, BindingError, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet,
+    Batch, Binding, BindingError, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet,
 };
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
@@ -252,6 +252,7 @@ struct Buffers {
     values: WriteSet,
     record: Record,
     scan: ScanRows,
+    batch: Batch,
 }
 
 struct SlotEnd {
@@ -355,6 +356,7 @@ async fn slot_loop<S: Session>(
         values: WriteSet::default(),
         record: Record::with_fields(fields),
         scan: ScanRows::with_fields(fields),
+        batch: Batch::default(),
     };
     let mut measured = 0u64;
     let mut end = SlotEnd {
@@ -404,6 +406,35 @@ async fn slot_loop<S: Session>(
                 None
             }
         };
+        if spec.phase == Phase::Load && shared.config.batch_size > 1 {
+            b.batch.clear();
+            while b.batch.len() < shared.config.batch_size {
+                let Some(op) = stream.next_load_op(shared) else {
+                    break;
+                };
+                let (key, values) = b.batch.push();
+                stream.key(shared, op.keynum, key);
+                stream.values(shared, key, Fields::All, values);
+            }
+            if b.batch.is_empty() {
+                break;
+            }
+            let done = execute_batch(
+                &mut session,
+                &b.batch,
+                shared,
+                intended,
+                state,
+                &ctx.stop,
+                &clock,
+            )
+            .await;
+            if done >= measure_start {
+                measured += b.batch.len() as u64;
+            }
+            last_end = done;
+            continue;
+        }
         let op = match spec.phase {
             Phase::Load => match stream.next_load_op(shared) {
                 Some(op) => op,
@@ -430,6 +461,40 @@ async fn slot_loop<S: Session>(
         last_end = done;
     }
     end
+}
+
+/// One batch insert of the load phase, with YCSB's insertion retries.
+async fn execute_batch<S: Session>(
+    s: &mut S,
+    batch: &Batch,
+    shared: &SharedState,
+    intended: Option<Instant>,
+    state: &RefCell<WorkerState>,
+    stop: &AtomicBool,
+    clock: &quanta::Clock,
+) -> Instant {
+    let c = &shared.config;
+    let first = clock.raw();
+    let mut attempt = 0u32;
+    let (mut out, mut start, mut end);
+    loop {
+        (out, start, end) = timed(clock, s.insert_batch(batch)).await;
+        if out.status.is_ok()
+            || out.status == Status::DuplicateKey
+            || attempt >= c.insertion_retry_limit
+            || stop.load(Ordering::Relaxed)
+        {
+            break;
+        }
+        attempt += 1;
+        state.borrow_mut().rec.retries += 1;
+        let jitter = 0.8 + 0.4 * (fnvhash64(first ^ attempt as u64) % 1000) as f64 / 1000.0;
+        tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
+    }
+    let origin = intended.map_or(Origin::Stamp(first), Origin::Intended);
+    state
+        .borrow_mut()
+        .record(OpKind::BatchInsert, &out, origin, start, end)
 }
 
 /// Runs one call between two raw stamps.
@@ -554,7 +619,7 @@ async fn execute<S: Session>(
             }
             done
         }
-        OpKind::Insert => {
+        OpKind::Insert | OpKind::BatchInsert => {
             // the load phase follows YCSB's insertion retry properties
             stream.values(shared, &b.key, Fields::All, &mut b.values);
             let first = clock.raw();

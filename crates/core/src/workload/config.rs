@@ -74,6 +74,7 @@ pub struct CoreConfig {
     pub insertion_retry_limit: u32,
     pub insertion_retry_interval: Duration,
     pub retry_limit: u32,
+    pub batch_size: usize,
     pub retry_backoff: Duration,
     pub insert_mode: InsertMode,
     pub update_mode: UpdateMode,
@@ -279,6 +280,12 @@ impl CoreConfig {
                 "core_workload_insertion_retry_interval is negative",
             ));
         }
+        let batch_size = props.get_u64(p::BATCH_SIZE)?;
+        if !(1..=100_000).contains(&batch_size) {
+            return Err(invalid(format!(
+                "db.batchsize={batch_size} is out of range: use 1 (no batching) to 100000"
+            )));
+        }
         let retry_limit = props.get_u64(p::RETRY_LIMIT)?.min(1_000) as u32;
         let retry_backoff = props.get_f64(p::RETRY_BACKOFF)?;
         if !(0.0..=60.0).contains(&retry_backoff) {
@@ -327,6 +334,7 @@ impl CoreConfig {
             insertion_retry_limit,
             insertion_retry_interval: Duration::from_secs_f64(retry_interval),
             retry_limit,
+            batch_size: batch_size as usize,
             retry_backoff: Duration::from_secs_f64(retry_backoff),
             insert_mode,
             update_mode,

@@ -62,6 +62,7 @@ props! {
     TARGET = "target", "0", "target operations per second over all threads, open loop (0: closed loop); --target sets it";
     INSERTION_RETRY_LIMIT = "core_workload_insertion_retry_limit", "0", "retries of a failed insert";
     INSERTION_RETRY_INTERVAL = "core_workload_insertion_retry_interval", "3", "average seconds between insert retries";
+    BATCH_SIZE = "db.batchsize", "1", "load phase: records per insert call (YCSB JDBC's name); above 1 each call is one BATCH-INSERT operation using the binding's bulk path; --batch sets it";
     RETRY_LIMIT = "retry.limit", "0", "run phase: retries of an operation that failed with conflict, timeout or unavailable, counted in the result's retries (latency covers every attempt); --retries sets it";
     RETRY_BACKOFF = "retry.backoff", "0.01", "seconds before the first retry, doubled per attempt up to 1 s, with 0.8-1.2x jitter";
     INSERT_SEMANTICS = "insert.semantics", "insert", "what an insert is: insert (fails on an existing key) or upsert (blind write)";

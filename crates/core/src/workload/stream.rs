@@ -193,8 +193,9 @@ impl Stream {
         let kind = self.ops.next(&mut self.rng);
         let c = &shared.config;
         match kind {
-            OpKind::Insert => PlannedOp {
-                kind,
+            // the run mix has no batch inserts; they exist only in the load phase
+            OpKind::Insert | OpKind::BatchInsert => PlannedOp {
+                kind: OpKind::Insert,
                 keynum: shared.inserts.next(),
                 scan_length: 0,
                 fields: Fields::All,
