@@ -9,6 +9,9 @@
 //! | `redis://`, `rediss://` | `redis` | `redis` |
 //! | `memcached://` | `memcached` | `memcached` |
 //! | `mysql://`, `mariadb://` | `mysql` | `mysql` |
+//! | `etcd://` | `etcd` | `etcd` (needs protoc to build) |
+#[cfg(feature = "etcd")]
+pub mod etcd;
 pub mod kv;
 #[cfg(feature = "memcached")]
 pub mod memcached;
@@ -18,7 +21,8 @@ pub mod mysql;
     feature = "postgres",
     feature = "redis",
     feature = "memcached",
-    feature = "mysql"
+    feature = "mysql",
+    feature = "etcd"
 ))]
 pub mod net;
 pub mod null;
@@ -114,6 +118,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "mysql"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "etcd",
+        description: "etcd v3 (etcd-client, gRPC): get/put/range/delete, transactions for insert/update semantics, linearizable or serializable reads",
+        example: "etcd://127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379",
+        feature: Some("etcd"),
+        built: cfg!(feature = "etcd"),
+        #[cfg(feature = "etcd")]
+        options: etcd::OPTIONS,
+        #[cfg(not(feature = "etcd"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -153,6 +168,8 @@ pub fn open<V: WithBinding>(
                 .map_or_else(|| url.to_string(), |rest| format!("mysql{rest}"));
             Ok(visitor.call(Arc::new(mysql::MysqlBinding::open(&target, &url, opts)?)))
         }
+        #[cfg(feature = "etcd")]
+        "etcd" => Ok(visitor.call(Arc::new(etcd::EtcdBinding::open(&target, opts)?))),
         other => Err(unknown_scheme(other)),
     }
 }
