@@ -175,7 +175,16 @@ impl Cluster {
         let text = self
             .etcdctl_at(
                 &self.endpoints_but(dead),
-                &["get", "", "--prefix", "--keys-only", "--limit", "1", "-w", "json"],
+                &[
+                    "get",
+                    "",
+                    "--prefix",
+                    "--keys-only",
+                    "--limit",
+                    "1",
+                    "-w",
+                    "json",
+                ],
             )
             .expect("the surviving members answer");
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -10,6 +10,9 @@
 //! | `memcached://` | `memcached` | `memcached` |
 //! | `mysql://`, `mariadb://` | `mysql` | `mysql` |
 //! | `etcd://` | `etcd` | `etcd` (needs protoc to build) |
+//! | `cql://` | `cql` | `cql` |
+#[cfg(feature = "cql")]
+pub mod cql;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kv;
@@ -22,7 +25,8 @@ pub mod mysql;
     feature = "redis",
     feature = "memcached",
     feature = "mysql",
-    feature = "etcd"
+    feature = "etcd",
+    feature = "cql"
 ))]
 pub mod net;
 pub mod null;
@@ -129,6 +133,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "etcd"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "cql",
+        description: "Cassandra / ScyllaDB / YugabyteDB YCQL (scylla driver): prepared statements, token-aware routing, LWT for insert/update semantics, unlogged batches",
+        example: "cql://127.0.0.1:9042/ycsb?consistency=quorum&replication=3",
+        feature: Some("cql"),
+        built: cfg!(feature = "cql"),
+        #[cfg(feature = "cql")]
+        options: cql::OPTIONS,
+        #[cfg(not(feature = "cql"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -170,6 +185,8 @@ pub fn open<V: WithBinding>(
         }
         #[cfg(feature = "etcd")]
         "etcd" => Ok(visitor.call(Arc::new(etcd::EtcdBinding::open(&target, opts)?))),
+        #[cfg(feature = "cql")]
+        "cql" => Ok(visitor.call(Arc::new(cql::CqlBinding::open(&target, opts)?))),
         other => Err(unknown_scheme(other)),
     }
 }
