@@ -47,6 +47,9 @@ struct Statements {
     update_lwt: bool,
 }
 
+/// A driver session with its prepared statements, shared by one thread's slots.
+type Shared = (CqlSession, Statements);
+
 struct Inner {
     nodes: Vec<String>,
     user: Option<(String, String)>,
@@ -59,7 +62,7 @@ struct Inner {
     insert_mode: InsertMode,
     update_mode: UpdateMode,
     /// One driver session (a pool per node) per worker thread.
-    sessions: Mutex<Vec<(ThreadId, Arc<(CqlSession, Statements)>)>>,
+    sessions: Mutex<Vec<(ThreadId, Arc<Shared>)>>,
 }
 
 pub struct CqlBinding {
@@ -422,7 +425,7 @@ impl Binding for CqlBinding {
 
 /// A slot's handle on its thread's driver session.
 pub struct CqlSessionHandle {
-    shared: Arc<(CqlSession, Statements)>,
+    shared: Arc<Shared>,
     fields: usize,
 }
 
