@@ -678,7 +678,9 @@ impl Session for CqlSessionHandle {
             Ok(_) => Outcome::ok(batch.len() as u64, batch.bytes()),
             Err(e) if e.to_string().contains("Batch too large") => Outcome::failed(
                 Status::Error,
-                format!("{e} (raise batch_size_fail_threshold in cassandra.yaml, or lower --batch)"),
+                format!(
+                    "{e} (raise batch_size_fail_threshold in cassandra.yaml, or lower --batch)"
+                ),
             ),
             Err(e) => failed(e),
         }

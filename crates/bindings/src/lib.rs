@@ -11,6 +11,7 @@
 //! | `mysql://`, `mariadb://` | `mysql` | `mysql` |
 //! | `etcd://` | `etcd` | `etcd` (needs protoc to build) |
 //! | `cql://` | `cql` | `cql` |
+//! | `mongodb://` | `mongodb` | `mongodb` |
 #[cfg(feature = "cql")]
 pub mod cql;
 #[cfg(feature = "etcd")]
@@ -18,6 +19,8 @@ pub mod etcd;
 pub mod kv;
 #[cfg(feature = "memcached")]
 pub mod memcached;
+#[cfg(feature = "mongodb")]
+pub mod mongodb;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(any(
@@ -26,7 +29,8 @@ pub mod mysql;
     feature = "memcached",
     feature = "mysql",
     feature = "etcd",
-    feature = "cql"
+    feature = "cql",
+    feature = "mongodb"
 ))]
 pub mod net;
 pub mod null;
@@ -144,6 +148,17 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "cql"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "mongodb",
+        description: "MongoDB protocol (official driver): one document per record, insertMany batches; write concern and read preference from the URL",
+        example: "mongodb://127.0.0.1:27017/ycsb?w=majority",
+        feature: Some("mongodb"),
+        built: cfg!(feature = "mongodb"),
+        #[cfg(feature = "mongodb")]
+        options: mongodb::OPTIONS,
+        #[cfg(not(feature = "mongodb"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -187,6 +202,8 @@ pub fn open<V: WithBinding>(
         "etcd" => Ok(visitor.call(Arc::new(etcd::EtcdBinding::open(&target, opts)?))),
         #[cfg(feature = "cql")]
         "cql" => Ok(visitor.call(Arc::new(cql::CqlBinding::open(&target, opts)?))),
+        #[cfg(feature = "mongodb")]
+        "mongodb" => Ok(visitor.call(Arc::new(mongodb::MongoBinding::open(&target, url, opts)?))),
         other => Err(unknown_scheme(other)),
     }
 }

@@ -1,0 +1,533 @@
+//! `mongodb://[user:password@]host:port/database[?w=majority&readPreference=...]`:
+//! MongoDB and MongoDB-protocol servers through the official async driver.
+//!
+//! One document per record: `{_id: key, field0: <binary>, ...}` in collection
+//! `table`, as YCSB's binding stores it. `insert` is `insertOne` (duplicate
+//! key error 11000 = `DuplicateKey`) or `replaceOne(upsert)`; `update` is
+//! `updateOne($set)` with or without `upsert`; a scan is
+//! `find({_id: {$gte: start}}).sort({_id: 1}).limit(n)`; batch load is
+//! `insertMany` (unordered). Write concern, read concern and read preference
+//! come from the URL (the driver's own options) and are recorded.
+use crate::net::run_cold;
+use crate::url::Target;
+use futures_util::TryStreamExt;
+use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, Document};
+use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Collection};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use yardstick_core::binding::*;
+
+/// MongoDB's duplicate key error code.
+const DUPLICATE_KEY: i32 = 11000;
+
+/// yardstick adds no options of its own: every query option is the driver's
+/// (w, journal, readPreference, readConcernLevel, maxPoolSize, tls, authSource, ...).
+pub const OPTIONS: &[&str] = &[];
+
+struct Inner {
+    options: ClientOptions,
+    database: String,
+    table: String,
+    fields: Vec<String>,
+    insert_mode: InsertMode,
+    update_mode: UpdateMode,
+    /// One client (a connection pool) per worker thread: the driver's
+    /// background tasks run on the runtime that created it.
+    clients: Mutex<Vec<(ThreadId, Client)>>,
+}
+
+pub struct MongoBinding {
+    inner: Arc<Inner>,
+    info: EngineInfo,
+}
+
+fn describe(o: &ClientOptions) -> String {
+    o.hosts
+        .iter()
+        .map(|h| h.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn open_error(server: &str, e: &mongodb::error::Error) -> BindingError {
+    match &*e.kind {
+        ErrorKind::Authentication { .. } => BindingError::Unavailable(format!(
+            "MongoDB at {server} refused the login: wrong user or password; fix the credentials in --db"
+        )),
+        _ => BindingError::Unavailable(format!(
+            "cannot connect to MongoDB at {server}: {e}; check that the server runs and the URL is right"
+        )),
+    }
+}
+
+impl MongoBinding {
+    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let _ = target;
+        let parsed = run_cold(async {
+            ClientOptions::parse(url).await.map_err(|e| {
+                BindingError::Config(format!(
+                    "{} is not a MongoDB URL ({e}); use mongodb://[user:password@]host:port/database",
+                    yardstick_core::result::redact_url(url)
+                ))
+            })
+        })?;
+        let mut options = parsed;
+        let database = options.default_database.clone().ok_or_else(|| {
+            BindingError::Config(
+                "the MongoDB URL names no database: use mongodb://host:port/database".into(),
+            )
+        })?;
+        if options.server_selection_timeout.is_none() {
+            options.server_selection_timeout = Some(std::time::Duration::from_secs(10));
+        }
+        if options.app_name.is_none() {
+            options.app_name = Some("yardstick".into());
+        }
+        if options.max_pool_size.is_none() {
+            // every in-flight slot gets a connection
+            options.max_pool_size = Some(opts.sessions.clamp(10, 10_000) as u32);
+        }
+        let server = describe(&options);
+        let inner = Inner {
+            options,
+            database,
+            table: opts.schema.table.clone(),
+            fields: opts.schema.fields.clone(),
+            insert_mode: opts.insert_mode,
+            update_mode: opts.update_mode,
+            clients: Mutex::new(Vec::new()),
+        };
+        let (build, collections) = run_cold(async {
+            let client =
+                Client::with_options(inner.options.clone()).map_err(|e| open_error(&server, &e))?;
+            let db = client.database(&inner.database);
+            let build = db
+                .run_command(doc! {"buildInfo": 1})
+                .await
+                .map_err(|e| open_error(&server, &e))?;
+            let collections = db
+                .list_collection_names()
+                .await
+                .map_err(|e| open_error(&server, &e))?;
+            Ok((build, collections))
+        })?;
+        if !opts.create && !collections.contains(&inner.table) {
+            return Err(BindingError::Unavailable(format!(
+                "collection {} does not exist in database {} at {server}: run `yardstick load` with the same --db first",
+                inner.table, inner.database
+            )));
+        }
+        let mut settings = BTreeMap::new();
+        let o = &inner.options;
+        settings.insert(
+            "write_concern".into(),
+            o.write_concern
+                .as_ref()
+                .map_or("server default".into(), |w| format!("{w:?}")),
+        );
+        settings.insert(
+            "read_concern".into(),
+            o.read_concern
+                .as_ref()
+                .map_or("server default".into(), |r| format!("{r:?}")),
+        );
+        settings.insert(
+            "read_preference".into(),
+            o.selection_criteria
+                .as_ref()
+                .map_or("primary".into(), |s| format!("{s:?}")),
+        );
+        settings.insert(
+            "max_pool_size".into(),
+            o.max_pool_size.unwrap_or(0).to_string(),
+        );
+        settings.insert("tls".into(), format!("{}", o.tls.is_some()));
+        if let Ok(f) = build.get_str("ferretdbVersion") {
+            settings.insert("ferretdb_version".into(), f.to_string());
+        }
+        let name = if build.contains_key("ferretdbVersion") {
+            "ferretdb"
+        } else {
+            "mongodb"
+        };
+        let info = EngineInfo {
+            name: name.into(),
+            version: build.get_str("version").unwrap_or("unknown").to_string(),
+            settings,
+        };
+        Ok(MongoBinding {
+            inner: Arc::new(inner),
+            info,
+        })
+    }
+}
+
+impl Binding for MongoBinding {
+    type Session = MongoSession;
+
+    async fn session(&self) -> Result<MongoSession, BindingError> {
+        let me = std::thread::current().id();
+        let mut clients = self.inner.clients.lock().unwrap_or_else(|p| p.into_inner());
+        let client = match clients.iter().find(|(t, _)| *t == me) {
+            Some((_, c)) => c.clone(),
+            None => {
+                let c = Client::with_options(self.inner.options.clone())
+                    .map_err(|e| open_error(&describe(&self.inner.options), &e))?;
+                clients.push((me, c.clone()));
+                c
+            }
+        };
+        drop(clients);
+        Ok(MongoSession {
+            coll: client
+                .database(&self.inner.database)
+                .collection::<Document>(&self.inner.table),
+            inner: self.inner.clone(),
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        self.info.clone()
+    }
+}
+
+pub struct MongoSession {
+    inner: Arc<Inner>,
+    coll: Collection<Document>,
+}
+
+fn status_of(e: &mongodb::error::Error) -> Status {
+    match &*e.kind {
+        ErrorKind::Write(WriteFailure::WriteError(w)) if w.code == DUPLICATE_KEY => {
+            Status::DuplicateKey
+        }
+        ErrorKind::InsertMany(m)
+            if m.write_errors
+                .as_ref()
+                .is_some_and(|w| w.iter().any(|w| w.code == DUPLICATE_KEY)) =>
+        {
+            Status::DuplicateKey
+        }
+        ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => Status::Timeout,
+        ErrorKind::Io(_)
+        | ErrorKind::ServerSelection { .. }
+        | ErrorKind::ConnectionPoolCleared { .. } => Status::Unavailable,
+        _ => Status::Error,
+    }
+}
+
+fn failed(e: mongodb::error::Error) -> Outcome {
+    match status_of(&e) {
+        Status::DuplicateKey => Outcome::status(Status::DuplicateKey),
+        s => Outcome::failed(s, e),
+    }
+}
+
+fn key_text(key: &[u8]) -> Result<&str, Outcome> {
+    std::str::from_utf8(key).map_err(|_| {
+        Outcome::failed(
+            Status::Error,
+            "MongoDB _id keys are strings: the key is not UTF-8",
+        )
+    })
+}
+
+fn binary(v: &[u8]) -> Bson {
+    Bson::Binary(Binary {
+        subtype: BinarySubtype::Generic,
+        bytes: v.to_vec(),
+    })
+}
+
+/// Copies the selected fields of `d` into `out`; returns the bytes copied.
+fn copy_doc(d: &Document, names: &[String], fields: Fields, out: &mut Record) -> u64 {
+    let mut bytes = 0;
+    for (_, field) in fields.columns(names.len()) {
+        let v = match d.get(&names[field]) {
+            Some(Bson::Binary(b)) => b.bytes.as_slice(),
+            Some(Bson::String(s)) => s.as_bytes(),
+            _ => continue,
+        };
+        bytes += v.len() as u64;
+        out.set(field, v);
+    }
+    bytes
+}
+
+impl MongoSession {
+    fn record(&self, key: &str, values: &WriteSet) -> Document {
+        let mut d = Document::new();
+        d.insert("_id", key);
+        for (i, v) in values.iter() {
+            d.insert(self.inner.fields[i].clone(), binary(v));
+        }
+        d
+    }
+
+    fn projection(&self, fields: Fields, with_id: bool) -> Document {
+        let mut p = Document::new();
+        if !with_id {
+            p.insert("_id", 0);
+        }
+        for (_, f) in fields.columns(self.inner.fields.len()) {
+            p.insert(self.inner.fields[f].clone(), 1);
+        }
+        p
+    }
+}
+
+impl Session for MongoSession {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        let key = match key_text(key) {
+            Ok(k) => k,
+            Err(o) => return o,
+        };
+        let projection = self.projection(fields, false);
+        match self
+            .coll
+            .find_one(doc! {"_id": key})
+            .projection(projection)
+            .await
+        {
+            Ok(Some(d)) => Outcome::ok(1, copy_doc(&d, &self.inner.fields, fields, out)),
+            Ok(None) => Outcome::status(Status::NotFound),
+            Err(e) => failed(e),
+        }
+    }
+
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome {
+        let start = match key_text(start) {
+            Ok(k) => k,
+            Err(o) => return o,
+        };
+        let projection = self.projection(fields, true);
+        let mut cursor = match self
+            .coll
+            .find(doc! {"_id": {"$gte": start}})
+            .sort(doc! {"_id": 1})
+            .limit(count.min(i64::MAX as u64) as i64)
+            .projection(projection)
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => return failed(e),
+        };
+        let (mut n, mut bytes) = (0, 0);
+        loop {
+            match cursor.try_next().await {
+                Ok(Some(d)) => {
+                    let id = d.get_str("_id").unwrap_or_default().to_string();
+                    bytes += copy_doc(&d, &self.inner.fields, fields, out.push(id.as_bytes()));
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(e) => return failed(e),
+            }
+        }
+        Outcome::ok(n, bytes)
+    }
+
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        let key = match key_text(key) {
+            Ok(k) => k,
+            Err(o) => return o,
+        };
+        let mut set = Document::new();
+        for (i, v) in values.iter() {
+            set.insert(self.inner.fields[i].clone(), binary(v));
+        }
+        let upsert = self.inner.update_mode == UpdateMode::Upsert;
+        match self
+            .coll
+            .update_one(doc! {"_id": key}, doc! {"$set": set})
+            .upsert(upsert)
+            .await
+        {
+            Ok(r) if r.matched_count == 0 && r.upserted_id.is_none() => {
+                Outcome::status(Status::NotFound)
+            }
+            Ok(_) => Outcome::ok(0, values.bytes()),
+            Err(e) => failed(e),
+        }
+    }
+
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        let key = match key_text(key) {
+            Ok(k) => k,
+            Err(o) => return o,
+        };
+        let d = self.record(key, values);
+        let result = match self.inner.insert_mode {
+            InsertMode::Insert => self.coll.insert_one(d).await.map(|_| ()),
+            InsertMode::Upsert => self
+                .coll
+                .replace_one(doc! {"_id": key}, d)
+                .upsert(true)
+                .await
+                .map(|_| ()),
+        };
+        match result {
+            Ok(()) => Outcome::ok(0, values.bytes()),
+            Err(e) => failed(e),
+        }
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Outcome {
+        let key = match key_text(key) {
+            Ok(k) => k,
+            Err(o) => return o,
+        };
+        match self.coll.delete_one(doc! {"_id": key}).await {
+            Ok(r) if r.deleted_count == 0 => Outcome::status(Status::NotFound),
+            Ok(_) => Outcome::ok(0, 0),
+            Err(e) => failed(e),
+        }
+    }
+
+    /// `insertMany` (unordered) with insert semantics: one round trip per
+    /// batch, every record that does not collide is written. With upsert
+    /// semantics, the records are replaced one by one (upserts have no bulk
+    /// form in the driver's collection API).
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        if batch.is_empty() {
+            return Outcome::ok(0, 0);
+        }
+        if self.inner.insert_mode == InsertMode::Upsert {
+            let mut inserted = 0;
+            for (key, values) in batch.rows() {
+                let o = self.insert(key, values).await;
+                if !o.status.is_ok() {
+                    return Outcome {
+                        rows: inserted,
+                        ..o
+                    };
+                }
+                inserted += 1;
+            }
+            return Outcome::ok(inserted, batch.bytes());
+        }
+        let mut docs = Vec::with_capacity(batch.len());
+        for (key, values) in batch.rows() {
+            match key_text(key) {
+                Ok(k) => docs.push(self.record(k, values)),
+                Err(o) => return o,
+            }
+        }
+        match self.coll.insert_many(docs).ordered(false).await {
+            Ok(r) => Outcome::ok(r.inserted_ids.len() as u64, batch.bytes()),
+            Err(e) => {
+                let written = match &*e.kind {
+                    ErrorKind::InsertMany(m) => {
+                        batch.len() as u64 - m.write_errors.as_ref().map_or(0, |w| w.len() as u64)
+                    }
+                    _ => 0,
+                };
+                let mut o = failed(e);
+                o.rows = written;
+                o
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server_url() -> String {
+        std::env::var("YARDSTICK_MONGODB_URL")
+            .unwrap_or_else(|_| "mongodb://127.0.0.1:57017/ycsb".into())
+    }
+
+    fn available() -> bool {
+        crate::testing::server_available(
+            "MongoDB protocol server (FerretDB)",
+            &server_url(),
+            "scripts/services start ferretdb",
+        )
+    }
+
+    fn open_url(url: &str, opts: &OpenOptions) -> Result<MongoBinding, BindingError> {
+        MongoBinding::open(&Target::parse(url)?, url, opts)
+    }
+
+    /// A database per check: checks share the server but no documents.
+    fn open_fresh(opts: &OpenOptions) -> Result<MongoBinding, BindingError> {
+        let base = server_url();
+        let url = format!(
+            "{}/{}",
+            base.rsplit_once('/').unwrap().0,
+            crate::net::unique_name("conf")
+        );
+        open_url(&url, opts)
+    }
+
+    yardstick_core::conformance_suite!(open_fresh, available);
+
+    fn opts(create: bool) -> OpenOptions {
+        OpenOptions {
+            schema: Schema {
+                table: "usertable".into(),
+                fields: vec!["field0".into()],
+            },
+            insert_mode: InsertMode::Insert,
+            update_mode: UpdateMode::Update,
+            create,
+            sessions: 1,
+            data_integrity: false,
+            scans: true,
+        }
+    }
+
+    #[test]
+    fn write_concern_and_server_are_recorded_and_bad_urls_are_one_clear_line() {
+        let e = open_url("mongodb://127.0.0.1:1", &opts(true))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("names no database"), "{e}");
+        let e = open_url(
+            "mongodb://u:secretpw@127.0.0.1:1/db?serverSelectionTimeoutMS=500",
+            &opts(true),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("cannot connect to MongoDB at 127.0.0.1:1") && !e.contains("secretpw"),
+            "{e}"
+        );
+        if !available() {
+            return;
+        }
+        let base = server_url();
+        let url = format!(
+            "{}/{}?w=1&journal=true",
+            base.rsplit_once('/').unwrap().0,
+            crate::net::unique_name("wc")
+        );
+        let info = open_url(&url, &opts(true)).unwrap().info();
+        assert_eq!(info.name, "ferretdb");
+        assert!(
+            info.settings["write_concern"].contains("Nodes(1)"),
+            "{info:?}"
+        );
+        assert!(info.settings.contains_key("ferretdb_version"));
+        let never = format!(
+            "{}/never_loaded_{}",
+            base.rsplit_once('/').unwrap().0,
+            std::process::id()
+        );
+        let e = open_url(&never, &opts(false)).err().unwrap().to_string();
+        assert!(e.contains("collection usertable does not exist"), "{e}");
+    }
+}

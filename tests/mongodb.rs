@@ -1,0 +1,107 @@
+//! End-to-end against the MongoDB-protocol test server. The test peer is
+//! FerretDB v1 over SQLite (`scripts/services start ferretdb`), not mongod.
+#![cfg(feature = "mongodb")]
+mod common;
+use common::*;
+
+fn base() -> String {
+    std::env::var("YARDSTICK_MONGODB_URL")
+        .unwrap_or_else(|_| "mongodb://127.0.0.1:57017/ycsb".into())
+}
+
+fn available() -> bool {
+    yardstick_bindings::testing::server_available(
+        "FerretDB",
+        &base(),
+        "scripts/services start ferretdb",
+    )
+}
+
+#[test]
+fn batch_load_then_workload_a_with_the_write_concern_recorded() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let u = format!(
+        "{}/e2e_{}?w=1",
+        base().rsplit_once('/').unwrap().0,
+        std::process::id()
+    );
+    let l = yardstick(
+        dir.path(),
+        &[
+            "load",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=600",
+            "--batch",
+            "250",
+            "-q",
+            "--out",
+            "l.json",
+        ],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    assert_eq!(
+        op(&read_json(&dir.path().join("l.json")), "BATCH-INSERT")["rows"],
+        600
+    );
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=600",
+            "-p",
+            "operationcount=600",
+            "--threads",
+            "2",
+            "--concurrency",
+            "2",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
+    assert_eq!(v["binding"]["engine"]["name"], "ferretdb");
+    assert!(v["binding"]["engine"]["settings"]["write_concern"]
+        .as_str()
+        .unwrap()
+        .contains("Nodes(1)"));
+}
+
+#[test]
+fn unloaded_collection_and_dead_server_stop_before_any_work() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let never = format!(
+        "{}/never_{}",
+        base().rsplit_once('/').unwrap().0,
+        std::process::id()
+    );
+    for (db, expect) in [
+        (never.as_str(), "collection usertable does not exist"),
+        (
+            "mongodb://127.0.0.1:1/ycsb?serverSelectionTimeoutMS=1000",
+            "cannot connect to MongoDB at 127.0.0.1:1",
+        ),
+    ] {
+        let r = yardstick(dir.path(), &["run", "--db", db, "-P", "workloada"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains(expect), "{}", r.stderr);
+    }
+}
