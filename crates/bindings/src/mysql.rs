@@ -785,8 +785,7 @@ mod tests {
         }
         assert_eq!(info.settings["tls"], "false");
         assert!(b.disk_bytes().is_some());
-        let ca = std::env::var("YARDSTICK_TLS_CA")
-            .unwrap_or_else(|_| "/tmp/yardstick-services/tls/ca.crt".into());
+        let ca = crate::testing::test_ca();
         let b = open_fresh_with(&opts(true), &format!("?tls_ca={ca}")).unwrap();
         assert_eq!(b.info().settings["tls"], "true");
         let rt = tokio::runtime::Builder::new_current_thread()

@@ -1046,8 +1046,7 @@ mod tests {
         if !available() {
             return;
         }
-        let ca = std::env::var("YARDSTICK_TLS_CA")
-            .unwrap_or_else(|_| "/tmp/yardstick-services/tls/ca.crt".into());
+        let ca = crate::testing::test_ca();
         let b = open_fresh_with(&opts(true), &format!("?sslrootcert={ca}")).unwrap();
         assert_eq!(b.info().settings["tls"], "true");
         let b = open_fresh_with(&opts(true), "?sslmode=require&tls_insecure=true").unwrap();

@@ -920,8 +920,7 @@ mod tests {
         if !available() {
             return;
         }
-        let ca = std::env::var("YARDSTICK_REDIS_TLS_CA")
-            .unwrap_or_else(|_| "/tmp/yardstick-services/tls/ca.crt".into());
+        let ca = crate::testing::test_ca();
         let url = format!(
             "rediss://:benchpw@127.0.0.1:56380?tls_ca={ca}&prefix={}:",
             crate::net::unique_name("tls")

@@ -25,3 +25,12 @@ pub fn server_available(name: &str, url: &str, how_to_start: &str) -> bool {
     }
     reachable
 }
+
+/// The test CA that signed the test servers' certificates: under
+/// `YARDSTICK_SERVICES_DIR` (where scripts/services keeps its data), by default
+/// /tmp/yardstick-services.
+pub fn test_ca() -> String {
+    let dir = std::env::var("YARDSTICK_SERVICES_DIR")
+        .unwrap_or_else(|_| "/tmp/yardstick-services".into());
+    format!("{dir}/tls/ca.crt")
+}
