@@ -120,3 +120,20 @@ pub fn load_and_run(
 pub fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
+
+/// `yardstick run ARGS` must stop before any work: exit code 2, a message
+/// containing `expect`, no panic, no `secret` in the output, no result file.
+pub fn assert_refused(dir: &Path, args: &[&str], expect: &str, secret: &str) {
+    let r = yardstick(dir, args);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains(expect), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains(secret) && !r.stderr.contains("panicked"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        results_in(dir).is_empty(),
+        "no result for a run that never started"
+    );
+}

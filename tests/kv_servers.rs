@@ -169,6 +169,28 @@ mod redis {
     }
 
     #[test]
+    fn workload_a_runs_on_a_three_master_cluster() {
+        let cluster = std::env::var("YARDSTICK_REDIS_CLUSTER_URL").unwrap_or_else(|_| {
+            "redis://:benchpw@127.0.0.1:46391,127.0.0.1:46392,127.0.0.1:46393".into()
+        });
+        if !yardstick_bindings::testing::server_available(
+            "Redis Cluster",
+            "redis://127.0.0.1:46391",
+            "scripts/services start redis-cluster",
+        ) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("{cluster}?prefix=e2e{}:", std::process::id());
+        let (r, v) = load_and_run(dir.path(), &u, "workloada", &[]);
+        assert_eq!(v["binding"]["engine"]["settings"]["redis_mode"], "cluster");
+        assert!(!r.stdout.contains("benchpw") && !r.stderr.contains("benchpw"));
+        let r = yardstick(dir.path(), &["run", "--db", &cluster, "-P", "workloade"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("no global key order"), "{}", r.stderr);
+    }
+
+    #[test]
     fn string_model_refuses_scans_and_bad_logins_exit_2_before_any_work() {
         if !available() {
             return;

@@ -58,32 +58,23 @@ fn unusable_servers_stop_before_any_work_with_exit_code_2() {
         ),
         (no_db.as_str(), "database no_such_db does not exist"),
     ] {
-        let r = yardstick(dir.path(), &["run", "--db", db, "-P", "workloada"]);
-        assert_eq!(r.code, 2, "{}", r.stderr);
-        assert!(r.stderr.contains(expect), "{}", r.stderr);
-        assert!(
-            !r.stderr.contains("not-the-password") && !r.stderr.contains("panicked"),
-            "{}",
-            r.stderr
-        );
+        let args = ["run", "--db", db, "-P", "workloada"];
+        assert_refused(dir.path(), &args, expect, "not-the-password");
     }
-    let r = yardstick(
+    let u = url();
+    let args = [
+        "run",
+        "--db",
+        &u,
+        "-p",
+        "table=never_loaded",
+        "-P",
+        "workloada",
+    ];
+    assert_refused(
         dir.path(),
-        &[
-            "run",
-            "--db",
-            &url(),
-            "-p",
-            "table=never_loaded",
-            "-P",
-            "workloada",
-        ],
+        &args,
+        "table never_loaded does not exist",
+        "benchpw",
     );
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains("table never_loaded does not exist"),
-        "{}",
-        r.stderr
-    );
-    assert!(results_in(dir.path()).is_empty());
 }

@@ -289,19 +289,7 @@ async fn prepare_table(
         .map_err(|e| BindingError::Unavailable(format!("cannot create table {}: {e}", sql.table)))?;
         return Ok(());
     }
-    let missing: Vec<&String> = sql
-        .fields
-        .iter()
-        .filter(|f| !cols.iter().any(|c| c.eq_ignore_ascii_case(f)))
-        .collect();
-    if !missing.is_empty() {
-        return Err(BindingError::Config(format!(
-            "table {} has no column {}: it was loaded with other fieldcount/fieldnameprefix; load again or use the same properties",
-            sql.table,
-            missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        )));
-    }
-    Ok(())
+    crate::sql::check_columns(&sql.table, &sql.fields, &cols)
 }
 
 struct Prepared {

@@ -388,19 +388,7 @@ async fn prepare_table(
             })?;
         return Ok(());
     }
-    let missing: Vec<&String> = sql
-        .fields
-        .iter()
-        .filter(|f| !cols.iter().any(|c| c.eq_ignore_ascii_case(f)))
-        .collect();
-    if !missing.is_empty() {
-        return Err(BindingError::Config(format!(
-            "table {} has no column {}: it was loaded with other fieldcount/fieldnameprefix; load again or use the same properties",
-            sql.table,
-            missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        )));
-    }
-    Ok(())
+    crate::sql::check_columns(&sql.table, &sql.fields, &cols)
 }
 
 /// Statements prepared on one connection.

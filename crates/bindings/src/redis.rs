@@ -12,10 +12,16 @@
 //!
 //! Connections are multiplexed: `pipeline=N` lets up to N sessions of one
 //! worker thread share a connection, so N requests are in flight on it.
+//!
+//! Several nodes in the URL (`redis://:pw@h1:7000,h2:7001,h3:7002`) mean a
+//! Redis Cluster: requests are routed by slot. A cluster has no global key
+//! order, so the hash model keeps no index there and workloads with scans are
+//! refused; batches go out record by record.
 use crate::kv;
 use crate::net::run_cold;
 use crate::url::{parse_duration, Target};
-use redis::aio::MultiplexedConnection;
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, RedisError, Script, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -51,11 +57,11 @@ const CAS_ATTEMPTS: usize = 16;
 const INSERT_NX: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if KEYS[2] then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
 return 1";
 const UPSERT: &str = r"
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if KEYS[2] then redis.call('ZADD', KEYS[2], 0, ARGV[1]) end
 return 1";
 const UPDATE_XX: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -63,7 +69,7 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1";
 const DELETE: &str = r"
 local n = redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
+if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
 return n";
 const CAS: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -86,8 +92,48 @@ struct Scripts {
     cas: Script,
 }
 
+/// A connection to one server or to a cluster (routed by slot).
+#[derive(Clone)]
+enum Con {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Con {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
+        match self {
+            Con::Single(c) => c.req_packed_command(cmd),
+            Con::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        match self {
+            Con::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Con::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Con::Single(c) => c.get_db(),
+            Con::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+enum Server {
+    Single(Client),
+    Cluster(redis::cluster::ClusterClient),
+}
+
 struct Inner {
-    client: Client,
+    server_client: Server,
     conn_config: AsyncConnectionConfig,
     server: String,
     model: Model,
@@ -98,7 +144,7 @@ struct Inner {
     update_mode: UpdateMode,
     pipeline: usize,
     /// Connections shared by the sessions of one worker thread (`pipeline` > 1).
-    shared: Mutex<Vec<(ThreadId, MultiplexedConnection, usize)>>,
+    shared: Mutex<Vec<(ThreadId, Con, usize)>>,
     scripts: Scripts,
 }
 
@@ -123,15 +169,42 @@ fn open_error(server: &str, e: &RedisError) -> BindingError {
     ))
 }
 
+/// A cluster answers commands sent to every node with a map of node to reply;
+/// this takes the first node's reply (a single server's reply as it is).
+fn first_node(v: Value) -> Option<Value> {
+    match v {
+        Value::Map(entries) => entries.into_iter().next().map(|(_, v)| v),
+        other => Some(other),
+    }
+}
+
 impl RedisBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
         let base = url.split('?').next().unwrap_or(url);
         let authority = target.rest.split('/').next().unwrap_or("");
-        let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        if hostport.contains(',') {
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let cluster_nodes: Option<Vec<String>> = hostport.contains(',').then(|| {
+            let scheme = if base.starts_with("rediss://") {
+                "rediss"
+            } else {
+                "redis"
+            };
+            hostport
+                .split(',')
+                .filter(|h| !h.is_empty())
+                .map(|h| match userinfo {
+                    Some(u) => format!("{scheme}://{u}@{h}"),
+                    None => format!("{scheme}://{h}"),
+                })
+                .collect()
+        });
+        if cluster_nodes.is_some() && opts.scans {
             return Err(BindingError::Unsupported(
-                "Redis Cluster (several nodes in one URL) is not supported by this binding yet; give one node".into(),
+                "the workload has scans, but a Redis Cluster has no global key order to scan (several nodes in the URL); set scanproportion=0 or give one node".into(),
             ));
         }
         let server = format!(
@@ -186,20 +259,30 @@ impl RedisBinding {
         if target.param("tls_insecure") == Some("true") {
             conn_url.push_str("#insecure");
         }
-        let client = match target.param("tls_ca") {
-            Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| {
-                    BindingError::Config(format!("cannot read tls_ca={path}: {e}; give the PEM file of the CA that signed the server's certificate"))
-                })?;
-                Client::build_with_tls(
-                    conn_url.as_str(),
-                    redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(pem),
-                    },
-                )
+        let ca = match target.param("tls_ca") {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                BindingError::Config(format!("cannot read tls_ca={path}: {e}; give the PEM file of the CA that signed the server's certificate"))
+            })?),
+            None => None,
+        };
+        let certs = |pem: Vec<u8>| redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(pem),
+        };
+        let server_client = match (&cluster_nodes, ca) {
+            (Some(nodes), ca) => {
+                let mut b = redis::cluster::ClusterClient::builder(nodes.clone())
+                    .connection_timeout(duration("connect_timeout", 10)?)
+                    .response_timeout(duration("timeout", 30)?);
+                if let Some(pem) = ca {
+                    b = b.certs(certs(pem));
+                }
+                b.build().map(Server::Cluster)
             }
-            None => Client::open(conn_url.as_str()),
+            (None, Some(pem)) => {
+                Client::build_with_tls(conn_url.as_str(), certs(pem)).map(Server::Single)
+            }
+            (None, None) => Client::open(conn_url.as_str()).map(Server::Single),
         }
         .map_err(|e| {
             BindingError::Config(format!(
@@ -212,7 +295,7 @@ impl RedisBinding {
         let mut index = prefix.clone();
         index.extend_from_slice(format!("yardstick:index:{}", opts.schema.table).as_bytes());
         let inner = Inner {
-            client,
+            server_client,
             conn_config,
             server: server.clone(),
             model,
@@ -237,11 +320,7 @@ impl RedisBinding {
             },
         };
         let settings = run_cold(async {
-            let mut con = inner
-                .client
-                .get_multiplexed_async_connection_with_config(&inner.conn_config)
-                .await
-                .map_err(|e| open_error(&server, &e))?;
+            let mut con = inner.connect().await.map_err(|e| open_error(&server, &e))?;
             let pong: String = redis::cmd("PING")
                 .query_async(&mut con)
                 .await
@@ -251,20 +330,26 @@ impl RedisBinding {
                     "{server} answered PING with {pong}"
                 )));
             }
-            let info: String = redis::cmd("INFO")
+            let info: Value = redis::cmd("INFO")
                 .arg("server")
                 .query_async(&mut con)
                 .await
                 .map_err(|e| open_error(&server, &e))?;
+            let info = first_node(info)
+                .and_then(|v| redis::from_redis_value::<String>(v).ok())
+                .unwrap_or_default();
             let mut settings = BTreeMap::new();
             for name in SETTINGS {
                 // CONFIG may be disabled (managed services): record what we can
-                if let Ok(pairs) = redis::cmd("CONFIG")
+                if let Ok(reply) = redis::cmd("CONFIG")
                     .arg("GET")
                     .arg(*name)
-                    .query_async::<Vec<String>>(&mut con)
+                    .query_async::<Value>(&mut con)
                     .await
                 {
+                    let pairs = first_node(reply)
+                        .and_then(|v| redis::from_redis_value::<Vec<String>>(v).ok())
+                        .unwrap_or_default();
                     if let [_, v] = pairs.as_slice() {
                         settings.insert((*name).to_string(), v.clone());
                     }
@@ -288,6 +373,9 @@ impl RedisBinding {
             .into(),
         );
         settings.insert("pipeline".into(), pipeline.to_string());
+        if let Some(nodes) = &cluster_nodes {
+            settings.insert("cluster_seed_nodes".into(), nodes.len().to_string());
+        }
         settings.insert("tls".into(), tls.to_string());
         if let Some(mode) = field("redis_mode") {
             settings.insert("redis_mode".into(), mode);
@@ -305,15 +393,23 @@ impl RedisBinding {
 }
 
 impl Inner {
-    async fn connect(&self) -> Result<MultiplexedConnection, RedisError> {
-        self.client
-            .get_multiplexed_async_connection_with_config(&self.conn_config)
-            .await
+    async fn connect(&self) -> Result<Con, RedisError> {
+        match &self.server_client {
+            Server::Single(c) => c
+                .get_multiplexed_async_connection_with_config(&self.conn_config)
+                .await
+                .map(Con::Single),
+            Server::Cluster(c) => c.get_async_connection().await.map(Con::Cluster),
+        }
+    }
+
+    fn is_cluster(&self) -> bool {
+        matches!(self.server_client, Server::Cluster(_))
     }
 
     /// A connection for a new session on this thread: a shared one with room,
     /// or a new one.
-    async fn session_connection(&self) -> Result<MultiplexedConnection, RedisError> {
+    async fn session_connection(&self) -> Result<Con, RedisError> {
         if self.pipeline == 1 {
             return self.connect().await;
         }
@@ -363,7 +459,7 @@ impl Binding for RedisBinding {
 pub struct RedisSession {
     inner: Arc<Inner>,
     /// `None` after the connection broke; the next operation reconnects.
-    con: Option<MultiplexedConnection>,
+    con: Option<Con>,
     key: Vec<u8>,
     value: Vec<u8>,
     /// The batch script is in the server's script cache (EVALSHA works).
@@ -425,7 +521,11 @@ impl RedisSession {
         let inner = self.inner.clone();
         let script = which(&inner.scripts);
         let mut inv = script.key(&self.key[..]);
-        inv.key(&inner.index[..]).arg(key);
+        if !inner.is_cluster() {
+            // a cluster keeps no index: record and index could sit on different slots
+            inv.key(&inner.index[..]);
+        }
+        inv.arg(key);
         if let Some(values) = values {
             for (i, v) in values.iter() {
                 inv.arg(&inner.field_names[i][..]).arg(v);
@@ -711,6 +811,21 @@ impl Session for RedisSession {
         if batch.is_empty() {
             return Outcome::ok(0, 0);
         }
+        if self.inner.is_cluster() {
+            // records of a batch live on different slots: one write each
+            let mut inserted = 0;
+            for (key, values) in batch.rows() {
+                let o = self.insert(key, values).await;
+                if !o.status.is_ok() {
+                    return Outcome {
+                        rows: inserted,
+                        ..o
+                    };
+                }
+                inserted += 1;
+            }
+            return Outcome::ok(inserted, batch.bytes());
+        }
         if let Err(o) = self.connected().await {
             return o;
         }
@@ -865,6 +980,54 @@ mod tests {
         }
 
         yardstick_core::conformance_suite!(open_fresh, available, without_scan);
+    }
+
+    /// The same checks on a three-master Redis Cluster (no scans there).
+    mod cluster {
+        use super::*;
+
+        pub fn cluster_url() -> String {
+            std::env::var("YARDSTICK_REDIS_CLUSTER_URL").unwrap_or_else(|_| {
+                "redis://:benchpw@127.0.0.1:46391,127.0.0.1:46392,127.0.0.1:46393".into()
+            })
+        }
+
+        fn available() -> bool {
+            crate::testing::server_available(
+                "Redis Cluster",
+                "redis://127.0.0.1:46391",
+                "scripts/services start redis-cluster",
+            )
+        }
+
+        fn open_fresh(opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
+            open_url(
+                &format!(
+                    "{}?pipeline=2&prefix={}:",
+                    cluster_url(),
+                    crate::net::unique_name("cl")
+                ),
+                opts,
+            )
+        }
+
+        yardstick_core::conformance_suite!(open_fresh, available, without_scan);
+
+        #[test]
+        fn cluster_mode_is_recorded_and_refuses_scans() {
+            if !available() {
+                return;
+            }
+            let b = open_fresh(&super::opts()).unwrap();
+            assert_eq!(b.info().settings["cluster_seed_nodes"], "3");
+            assert_eq!(b.info().settings["redis_mode"], "cluster");
+            let with_scans = OpenOptions {
+                scans: true,
+                ..super::opts()
+            };
+            let e = open_fresh(&with_scans).err().unwrap().to_string();
+            assert!(e.contains("no global key order"), "{e}");
+        }
     }
 
     fn opts() -> OpenOptions {

@@ -4,6 +4,27 @@
 //! [`Dialect`] says.
 use std::fmt::Write as _;
 
+/// Checks that an existing table has a column for every field (names compare
+/// case-insensitively); `table` names it in the message, with its location.
+pub fn check_columns(
+    table: &str,
+    fields: &[String],
+    existing: &[String],
+) -> Result<(), yardstick_core::binding::BindingError> {
+    let missing: Vec<&str> = fields
+        .iter()
+        .filter(|f| !existing.iter().any(|c| c.eq_ignore_ascii_case(f)))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(yardstick_core::binding::BindingError::Config(format!(
+        "table {table} has no column {}: it was loaded with other fieldcount/fieldnameprefix; load again or use the same properties",
+        missing.join(", ")
+    )))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placeholder {
     /// `$1, $2` (PostgreSQL)

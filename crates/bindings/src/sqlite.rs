@@ -203,19 +203,11 @@ fn create_or_check(
         .map_err(|e| io_err(path, "create a table in", e))?;
         return Ok(());
     }
-    let missing: Vec<&String> = schema
-        .fields
-        .iter()
-        .filter(|f| !existing.iter().any(|e| e.eq_ignore_ascii_case(f)))
-        .collect();
-    if !missing.is_empty() {
-        return Err(BindingError::Config(format!(
-            "table {t} in {} has no column {}: it was loaded with other fieldcount/fieldnameprefix; load again or use the same properties",
-            path.display(),
-            missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        )));
-    }
-    Ok(())
+    crate::sql::check_columns(
+        &format!("{t} in {}", path.display()),
+        &schema.fields,
+        &existing,
+    )
 }
 
 pub struct SqliteSession {
