@@ -129,7 +129,7 @@ impl ConnectionLike for Con {
 
 enum Server {
     Single(Client),
-    Cluster(redis::cluster::ClusterClient),
+    Cluster(Box<redis::cluster::ClusterClient>),
 }
 
 struct Inner {
@@ -277,7 +277,7 @@ impl RedisBinding {
                 if let Some(pem) = ca {
                     b = b.certs(certs(pem));
                 }
-                b.build().map(Server::Cluster)
+                b.build().map(|c| Server::Cluster(Box::new(c)))
             }
             (None, Some(pem)) => {
                 Client::build_with_tls(conn_url.as_str(), certs(pem)).map(Server::Single)
