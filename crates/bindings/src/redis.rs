@@ -128,7 +128,7 @@ impl ConnectionLike for Con {
 }
 
 enum Server {
-    Single(Client),
+    Single(Box<Client>),
     Cluster(Box<redis::cluster::ClusterClient>),
 }
 
@@ -279,10 +279,9 @@ impl RedisBinding {
                 }
                 b.build().map(|c| Server::Cluster(Box::new(c)))
             }
-            (None, Some(pem)) => {
-                Client::build_with_tls(conn_url.as_str(), certs(pem)).map(Server::Single)
-            }
-            (None, None) => Client::open(conn_url.as_str()).map(Server::Single),
+            (None, Some(pem)) => Client::build_with_tls(conn_url.as_str(), certs(pem))
+                .map(|c| Server::Single(Box::new(c))),
+            (None, None) => Client::open(conn_url.as_str()).map(|c| Server::Single(Box::new(c))),
         }
         .map_err(|e| {
             BindingError::Config(format!(
