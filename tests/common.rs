@@ -2,7 +2,8 @@
 //! temporary working directory and read what it wrote.
 #![allow(dead_code)]
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 pub struct Run {
     pub code: i32,
@@ -136,4 +137,121 @@ pub fn assert_refused(dir: &Path, args: &[&str], expect: &str, secret: &str) {
         results_in(dir).is_empty(),
         "no result for a run that never started"
     );
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts a private server (`program args`) and waits until its port accepts.
+pub fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
+    let child = match Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{program} is needed in CI: {e} (scripts/services installs it)"
+            );
+            eprintln!("skipped: cannot start {program}: {e}");
+            return None;
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{program} did not start on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(child)
+}
+
+/// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
+pub fn run_through_a_kill(
+    dir: &Path,
+    url: &str,
+    kill: &mut dyn FnMut(),
+    policy: &[&str],
+) -> (Run, serde_json::Value) {
+    let l = yardstick(
+        dir,
+        &[
+            "load",
+            "--db",
+            url,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=500",
+            "-q",
+        ],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let mut cmd = strings(&[
+        "run",
+        "--db",
+        url,
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=500",
+        "--duration",
+        "4s",
+        "--threads",
+        "1",
+        "--concurrency",
+        "2",
+        "-q",
+        "--out",
+        "kill.json",
+    ]);
+    cmd.extend(strings(policy));
+    let started = Instant::now();
+    let handle = {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            yardstick(&dir, &cmd.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    kill();
+    let r = handle.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the run did not end"
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let v = read_json(&dir.join("kill.json"));
+    assert_schema_valid(&v);
+    (r, v)
+}
+
+pub fn assert_errors_counted(v: &serde_json::Value) {
+    let read = op(v, "READ");
+    assert!(read["statuses"]["ok"].as_u64().unwrap() > 0, "{read}");
+    assert!(
+        read["statuses"]["unavailable"].as_u64().unwrap_or(0) > 0,
+        "errors after the kill are counted as unavailable: {}",
+        read["statuses"]
+    );
+    assert!(v["totals"]["errors"].as_u64().unwrap() > 0);
+}
+
+/// Whether the tests run as root (servers then drop to their own users).
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }

@@ -4,122 +4,7 @@
 #![cfg(any(feature = "redis", feature = "memcached"))]
 mod common;
 use common::*;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts a private server (`program args`) and waits until its port accepts.
-fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
-    let child = match Command::new(program)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{program} is needed in CI: {e} (scripts/services installs it)"
-            );
-            eprintln!("skipped: cannot start {program}: {e}");
-            return None;
-        }
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "{program} did not start on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some(child)
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
-}
-
-/// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
-fn run_through_a_kill(
-    dir: &Path,
-    url: &str,
-    server: &mut Child,
-    policy: &[&str],
-) -> (Run, serde_json::Value) {
-    let l = yardstick(
-        dir,
-        &[
-            "load",
-            "--db",
-            url,
-            "-P",
-            "workloadc",
-            "-p",
-            "recordcount=500",
-            "-q",
-        ],
-    );
-    assert_eq!(l.code, 0, "{}", l.stderr);
-    let mut cmd = args(&[
-        "run",
-        "--db",
-        url,
-        "-P",
-        "workloadc",
-        "-p",
-        "recordcount=500",
-        "--duration",
-        "4s",
-        "--threads",
-        "1",
-        "--concurrency",
-        "2",
-        "-q",
-        "--out",
-        "kill.json",
-    ]);
-    cmd.extend(args(policy));
-    let started = Instant::now();
-    let handle = {
-        let dir = dir.to_path_buf();
-        std::thread::spawn(move || {
-            yardstick(&dir, &cmd.iter().map(String::as_str).collect::<Vec<_>>())
-        })
-    };
-    std::thread::sleep(Duration::from_secs(1));
-    server.kill().unwrap();
-    server.wait().unwrap();
-    let r = handle.join().unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the run did not end"
-    );
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    let v = read_json(&dir.join("kill.json"));
-    assert_schema_valid(&v);
-    (r, v)
-}
-
-fn assert_errors_counted(v: &serde_json::Value) {
-    let read = op(v, "READ");
-    assert!(read["statuses"]["ok"].as_u64().unwrap() > 0, "{read}");
-    assert!(
-        read["statuses"]["unavailable"].as_u64().unwrap_or(0) > 0,
-        "errors after the kill are counted as unavailable: {}",
-        read["statuses"]
-    );
-    assert!(v["totals"]["errors"].as_u64().unwrap() > 0);
-}
+use std::process::Child;
 
 #[cfg(feature = "redis")]
 mod redis {
@@ -228,7 +113,7 @@ mod redis {
     #[test]
     fn a_server_killed_mid_run_gives_counted_errors_and_a_partial_result() {
         let port = free_port();
-        let server_args = args(&[
+        let server_args = strings(&[
             "--port",
             &port.to_string(),
             "--bind",
@@ -244,7 +129,7 @@ mod redis {
         let dir = tempfile::tempdir().unwrap();
         let u = format!("redis://127.0.0.1:{port}");
         // continue (the default): the run goes on to its end, errors counted by status
-        let (r, v) = run_through_a_kill(dir.path(), &u, &mut server, &[]);
+        let (r, v) = run_through_a_kill(dir.path(), &u, &mut || stop(&mut server), &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_errors_counted(&v);
         assert!(v["elapsed_s"].as_f64().unwrap() >= 3.5, "ran to its end");
@@ -252,7 +137,12 @@ mod redis {
         let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
             return;
         };
-        let (r, v) = run_through_a_kill(dir.path(), &u, &mut server, &["--on-error", "stop"]);
+        let (r, v) = run_through_a_kill(
+            dir.path(),
+            &u,
+            &mut || stop(&mut server),
+            &["--on-error", "stop"],
+        );
         assert_eq!(r.code, 1, "{}", r.stderr);
         assert_eq!(v["complete"], false);
         assert!(v["elapsed_s"].as_f64().unwrap() < 3.5, "stopped early");
@@ -296,9 +186,9 @@ mod memcached {
     #[test]
     fn a_server_killed_mid_run_with_retries_counts_errors_and_retries() {
         let port = free_port();
-        let mut server_args = args(&["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"]);
+        let mut server_args = strings(&["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"]);
         if is_root() {
-            server_args.extend(args(&["-u", "nobody"]));
+            server_args.extend(strings(&["-u", "nobody"]));
         }
         let Some(mut server) = spawn_server("memcached", &server_args, port) else {
             return;
@@ -308,7 +198,7 @@ mod memcached {
         let (r, v) = run_through_a_kill(
             dir.path(),
             &u,
-            &mut server,
+            &mut || stop(&mut server),
             &["--retries", "2", "-p", "retry.backoff=0.05"],
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
@@ -319,12 +209,9 @@ mod memcached {
             v["totals"]
         );
     }
+}
 
-    fn is_root() -> bool {
-        std::process::Command::new("id")
-            .arg("-u")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-            .unwrap_or(false)
-    }
+fn stop(server: &mut Child) {
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

@@ -105,3 +105,43 @@ fn unloaded_collection_and_dead_server_stop_before_any_work() {
         assert!(r.stderr.contains(expect), "{}", r.stderr);
     }
 }
+
+#[test]
+fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
+    if !available() {
+        return;
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
+    let out = std::process::Command::new(&script)
+        .arg("ferretdb-binary")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let args = strings(&[
+        "-listen-addr",
+        &format!("127.0.0.1:{port}"),
+        "-sqlite-dir",
+        dir.path().join("db").to_str().unwrap(),
+    ]);
+    let mut server = spawn_server(&bin, &args, port).expect("FerretDB starts");
+    let u = format!("mongodb://127.0.0.1:{port}/kill?serverSelectionTimeoutMS=500");
+    let (r, v) = run_through_a_kill(
+        dir.path(),
+        &u,
+        &mut || {
+            server.kill().unwrap();
+            server.wait().unwrap();
+        },
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_errors_counted(&v);
+}

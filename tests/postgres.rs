@@ -161,3 +161,106 @@ fn batch_load_with_copy_and_multi_row_insert_loads_every_record_once() {
         r.stderr
     );
 }
+
+/// A private PostgreSQL cluster for the kill test, so the shared server stays up.
+struct PrivatePg {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+    port: u16,
+}
+
+fn as_postgres(program: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let root = is_root();
+    let mut c = if root {
+        let mut c = std::process::Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        std::process::Command::new(program)
+    };
+    c.args(args).output().expect("runs")
+}
+
+impl PrivatePg {
+    fn start() -> Option<PrivatePg> {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("bin"))
+            .max()?;
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        if is_root() {
+            let ok = std::process::Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+            std::process::Command::new("chmod")
+                .args(["755"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+        }
+        let d = data.to_str().unwrap();
+        let init = as_postgres(
+            &bin.join("initdb"),
+            &["-D", d, "-U", "postgres", "--auth=trust"],
+        );
+        assert!(
+            init.status.success(),
+            "{}",
+            String::from_utf8_lossy(&init.stderr)
+        );
+        let port = free_port();
+        let opts = format!("-p {port} -c listen_addresses=127.0.0.1 -k {d} -c fsync=off");
+        let log = format!("{d}/log");
+        let start = as_postgres(
+            &bin.join("pg_ctl"),
+            &["-D", d, "-w", "-l", &log, "-o", &opts, "start"],
+        );
+        assert!(
+            start.status.success(),
+            "{}",
+            String::from_utf8_lossy(&start.stderr)
+        );
+        Some(PrivatePg { dir, bin, port })
+    }
+
+    fn stop_immediately(&self) {
+        let d = self.dir.path().join("data");
+        as_postgres(
+            &self.bin.join("pg_ctl"),
+            &["-D", d.to_str().unwrap(), "-m", "immediate", "stop"],
+        );
+    }
+}
+
+impl Drop for PrivatePg {
+    fn drop(&mut self) {
+        self.stop_immediately();
+    }
+}
+
+#[test]
+fn a_server_stopped_mid_run_gives_counted_errors_and_a_result() {
+    if !available() {
+        return;
+    }
+    let Some(pg) = PrivatePg::start() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PostgreSQL's binaries are needed in CI"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let u = format!("postgres://postgres@127.0.0.1:{}/postgres", pg.port);
+    let (r, v) = run_through_a_kill(dir.path(), &u, &mut || pg.stop_immediately(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_errors_counted(&v);
+    assert_eq!(v["complete"], true);
+}
