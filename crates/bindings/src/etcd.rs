@@ -20,7 +20,13 @@ use std::time::Duration;
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
-pub const OPTIONS: &[&str] = &["consistency", "prefix", "timeout", "connect_timeout"];
+pub const OPTIONS: &[&str] = &[
+    "consistency",
+    "prefix",
+    "timeout",
+    "connect_timeout",
+    "tls_ca",
+];
 
 /// Lost compare-and-swap races in a row before a partial update is a `Conflict`.
 const CAS_ATTEMPTS: usize = 16;
@@ -96,14 +102,24 @@ impl EtcdBinding {
             Some((u, h)) => (Some(u), h),
             None => (None, authority),
         };
+        // TLS: https endpoints, the server verified against the given CA
+        let tls_ca = match target.param("tls_ca") {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                BindingError::Config(format!(
+                    "cannot read tls_ca={path}: {e}; give the PEM file of the CA that signed the members' certificates"
+                ))
+            })?),
+            None => None,
+        };
+        let scheme = if tls_ca.is_some() { "https" } else { "http" };
         let endpoints: Vec<String> = hosts
             .split(',')
             .filter(|h| !h.is_empty())
             .map(|h| {
                 if h.contains(':') {
-                    format!("http://{h}")
+                    format!("{scheme}://{h}")
                 } else {
-                    format!("http://{h}:2379")
+                    format!("{scheme}://{h}:2379")
                 }
             })
             .collect();
@@ -128,6 +144,13 @@ impl EtcdBinding {
         if let Some(u) = userinfo {
             let (user, password) = u.split_once(':').unwrap_or((u, ""));
             options = options.with_user(user, password);
+        }
+        let tls = tls_ca.is_some();
+        if let Some(pem) = tls_ca {
+            options = options.with_tls(
+                etcd_client::TlsOptions::new()
+                    .ca_certificate(etcd_client::Certificate::from_pem(pem)),
+            );
         }
         let serializable = match target.param("consistency").unwrap_or("linearizable") {
             "linearizable" => false,
@@ -181,6 +204,7 @@ impl EtcdBinding {
             .into(),
         );
         settings.insert("cluster_members".into(), members.to_string());
+        settings.insert("tls".into(), tls.to_string());
         settings.insert("endpoints".into(), endpoints.len().to_string());
         settings.insert("leader_id".into(), format!("{leader:x}"));
         settings.insert("db_size_at_open".into(), db_size.to_string());
@@ -494,5 +518,84 @@ mod tests {
         assert!(info.version.starts_with("3."), "{}", info.version);
         assert_eq!(info.settings["cluster_members"], "3");
         assert_eq!(info.settings["reads"], "linearizable (quorum)");
+    }
+
+    /// A private single-member etcd serving TLS with the test CA's certificate.
+    #[test]
+    fn tls_with_the_test_ca_connects_and_is_recorded() {
+        if !available() {
+            return;
+        }
+        let tls = std::path::PathBuf::from(crate::testing::test_ca());
+        let tls = tls.parent().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let port = |l: &std::net::TcpListener| l.local_addr().unwrap().port();
+        let (a, b) = (
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        );
+        let (client, peer) = (port(&a), port(&b));
+        drop((a, b));
+        let mut etcd = std::process::Command::new("etcd")
+            .args([
+                "--name",
+                "t",
+                "--data-dir",
+                dir.path().join("d").to_str().unwrap(),
+                "--listen-client-urls",
+                &format!("https://127.0.0.1:{client}"),
+                "--advertise-client-urls",
+                &format!("https://127.0.0.1:{client}"),
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-cluster",
+                &format!("t=http://127.0.0.1:{peer}"),
+                "--cert-file",
+                tls.join("server.crt").to_str().unwrap(),
+                "--key-file",
+                tls.join("server.key").to_str().unwrap(),
+                "--unsafe-no-fsync",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("etcd runs");
+        let url = format!(
+            "etcd://127.0.0.1:{client}?tls_ca={}",
+            crate::testing::test_ca()
+        );
+        let mut opened = Err(BindingError::Io("not tried".into()));
+        for _ in 0..100 {
+            opened = open_url(&url, &opts());
+            if opened.is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let b = opened.unwrap();
+        assert_eq!(b.info().settings["tls"], "true");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut ws = WriteSet::default();
+            ws.push(0).extend_from_slice(b"over tls");
+            assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        });
+        // plain HTTP to a TLS member fails at open, in one line
+        let e = open_url(
+            &format!("etcd://127.0.0.1:{client}?connect_timeout=2s&timeout=2s"),
+            &opts(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("cannot connect to etcd"), "{e}");
+        let _ = etcd.kill();
+        let _ = etcd.wait();
     }
 }

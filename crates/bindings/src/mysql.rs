@@ -19,6 +19,7 @@ use yardstick_core::binding::*;
 
 /// yardstick's own URL options (the driver's are not passed through).
 pub const OPTIONS: &[&str] = &[
+    "flavor",
     "upsert",
     "engine",
     "tls",
@@ -41,7 +42,17 @@ const SETTINGS: &[&str] = &[
     "tx_isolation",
     "max_connections",
     "default_storage_engine",
+    // TiDB's
+    "tidb_txn_mode",
+    "tidb_retry_limit",
+    "tidb_disable_txn_auto_retry",
 ];
+
+/// TiDB's errors that ask the client to retry the transaction: write
+/// conflict, retryable transaction error, schema changed under it.
+const TIDB_RETRYABLE: &[u16] = &[9007, 8002, 8022, 8028];
+/// TiDB's storage-layer unavailability: PD or TiKV timeouts, region unavailable.
+const TIDB_UNAVAILABLE: &[u16] = &[9001, 9002, 9005];
 
 // MySQL/MariaDB error codes
 const ER_DUP_ENTRY: u16 = 1062;
@@ -61,6 +72,8 @@ pub struct MysqlBinding {
     sql: Arc<Sql>,
     key_last_in_update: bool,
     open: OpenOptions,
+    /// flavor=tidb: TiDB's schema, error codes and retry policy.
+    tidb: bool,
     info: EngineInfo,
 }
 
@@ -126,6 +139,15 @@ impl MysqlBinding {
                 )))
             }
         };
+        let tidb = match target.param("flavor").unwrap_or("mysql") {
+            "mysql" | "mariadb" => false,
+            "tidb" => true,
+            other => {
+                return Err(BindingError::Config(format!(
+                    "flavor={other} is not known: use mysql (also for MariaDB) or tidb"
+                )))
+            }
+        };
         let engine = target.param("engine").unwrap_or("InnoDB").to_string();
         if !engine
             .chars()
@@ -187,7 +209,14 @@ impl MysqlBinding {
             let mut c = connect(&driver_opts, connect_timeout)
                 .await
                 .map_err(|e| connect_error(&server, &user, &db, &e))?;
-            prepare_table(&mut c, &server, &sql, &engine, opts.create).await?;
+            prepare_table(
+                &mut c,
+                &server,
+                &sql,
+                &create_table(&sql, &engine, tidb),
+                opts.create,
+            )
+            .await?;
             let version: String = c
                 .query_first("SELECT VERSION()")
                 .await
@@ -227,7 +256,11 @@ impl MysqlBinding {
             );
             settings.insert("tls".into(), tls.to_string());
             let _ = c.disconnect().await;
-            let name = if version.to_ascii_lowercase().contains("mariadb") {
+            settings.insert("flavor".into(), if tidb { "tidb" } else { "mysql" }.into());
+            let v = version.to_ascii_lowercase();
+            let name = if v.contains("tidb") {
+                "tidb"
+            } else if v.contains("mariadb") {
                 "mariadb"
             } else {
                 "mysql"
@@ -252,8 +285,29 @@ impl MysqlBinding {
             sql,
             key_last_in_update: dialect.key_last_in_update(),
             open: opts.clone(),
+            tidb,
             info,
         })
+    }
+}
+
+/// YCSB's table: keys in byte order (ascii_bin) so scans order as on every
+/// other binding; TiDB clusters the rows by the primary key (its default for
+/// new tables varies by version, so it is said explicitly).
+fn create_table(sql: &Sql, engine: &str, tidb: bool) -> String {
+    let fields: Vec<String> = sql.fields.iter().map(|f| format!("{f} LONGBLOB")).collect();
+    if tidb {
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, {}, PRIMARY KEY (YCSB_KEY) CLUSTERED)",
+            sql.table,
+            fields.join(", ")
+        )
+    } else {
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, {}) ENGINE={engine}",
+            sql.table,
+            fields.join(", ")
+        )
     }
 }
 
@@ -261,7 +315,7 @@ async fn prepare_table(
     c: &mut Conn,
     server: &str,
     sql: &Sql,
-    engine: &str,
+    create_table: &str,
     create: bool,
 ) -> Result<(), BindingError> {
     let cols: Vec<String> = c
@@ -278,15 +332,9 @@ async fn prepare_table(
                 sql.table
             )));
         }
-        // keys in byte order (ascii_bin) so scans order as on every other binding
-        let fields: Vec<String> = sql.fields.iter().map(|f| format!("{f} LONGBLOB")).collect();
-        c.query_drop(format!(
-            "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, {}) ENGINE={engine}",
-            sql.table,
-            fields.join(", ")
-        ))
-        .await
-        .map_err(|e| BindingError::Unavailable(format!("cannot create table {}: {e}", sql.table)))?;
+        c.query_drop(create_table).await.map_err(|e| {
+            BindingError::Unavailable(format!("cannot create table {}: {e}", sql.table))
+        })?;
         return Ok(());
     }
     crate::sql::check_columns(&sql.table, &sql.fields, &cols)
@@ -384,6 +432,12 @@ impl Binding for MysqlBinding {
         self.info.clone()
     }
 
+    fn conflict_retries(&self) -> Option<u32> {
+        // TiDB's optimistic and pessimistic transactions report write
+        // conflicts (9007) that clients are expected to retry
+        self.tidb.then_some(10)
+    }
+
     fn disk_bytes(&self) -> Option<u64> {
         let table = self.sql.table.clone();
         let opts = self.opts.clone();
@@ -412,6 +466,8 @@ fn status_of(e: &mysql_async::Error) -> Status {
             ER_DUP_ENTRY => Status::DuplicateKey,
             ER_LOCK_DEADLOCK => Status::Conflict,
             ER_LOCK_WAIT_TIMEOUT | ER_QUERY_INTERRUPTED | ER_STATEMENT_TIMEOUT => Status::Timeout,
+            c if TIDB_RETRYABLE.contains(&c) => Status::Conflict,
+            c if TIDB_UNAVAILABLE.contains(&c) => Status::Unavailable,
             _ => Status::Error,
         },
         mysql_async::Error::Io(_) => Status::Unavailable,
@@ -683,6 +739,11 @@ mod tests {
 
     /// A fresh database per check, so checks run in parallel without sharing rows.
     fn open_fresh_with(opts: &OpenOptions, query: &str) -> Result<MysqlBinding, BindingError> {
+        open_url(&format!("{}{query}", fresh_database()?), opts)
+    }
+
+    /// The URL of a new, empty database on the test server.
+    fn fresh_database() -> Result<String, BindingError> {
         let name = crate::net::unique_name("conf");
         let base = server_url();
         let admin = Opts::from_url(&base).unwrap();
@@ -694,8 +755,7 @@ mod tests {
                 .await
                 .map_err(|e| BindingError::Io(e.to_string()))
         })?;
-        let url = format!("{}/{name}{query}", base.rsplit_once('/').unwrap().0);
-        open_url(&url, opts)
+        Ok(format!("{}/{name}", base.rsplit_once('/').unwrap().0))
     }
 
     fn open_fresh(opts: &OpenOptions) -> Result<MysqlBinding, BindingError> {
@@ -797,5 +857,47 @@ mod tests {
                 "the session is not encrypted"
             );
         });
+    }
+
+    #[test]
+    fn tidb_flavor_clusters_the_key_maps_its_errors_and_asks_for_retries() {
+        let sql = Sql::new(
+            "usertable",
+            &["field0".to_string()],
+            Dialect {
+                placeholder: Placeholder::Question,
+                upsert: Upsert::OnDuplicateKey,
+            },
+        );
+        assert!(create_table(&sql, "InnoDB", true).ends_with("PRIMARY KEY (YCSB_KEY) CLUSTERED)"));
+        assert!(create_table(&sql, "InnoDB", false).ends_with("ENGINE=InnoDB"));
+        let server = |code| {
+            mysql_async::Error::Server(mysql_async::ServerError {
+                code,
+                message: String::new(),
+                state: String::new(),
+            })
+        };
+        assert_eq!(status_of(&server(9007)), Status::Conflict);
+        assert_eq!(status_of(&server(9005)), Status::Unavailable);
+        let url = "mysql://u:p@127.0.0.1:1/db?flavor=oracle";
+        let e = open_url(url, &opts(true)).err().unwrap().to_string();
+        assert!(e.contains("flavor=oracle is not known"), "{e}");
+        if !available() {
+            return;
+        }
+        // over a MariaDB server whose table exists already (MariaDB has no
+        // CLUSTERED keyword): the flavor's client side, recording and retry policy
+        let db = fresh_database().unwrap();
+        let plain = open_url(&db, &opts(true)).unwrap();
+        assert_eq!(plain.conflict_retries(), None);
+        let b = open_url(&format!("{db}?flavor=tidb"), &opts(false)).unwrap();
+        assert_eq!(b.conflict_retries(), Some(10));
+        assert_eq!(b.info().settings["flavor"], "tidb");
+        assert_eq!(
+            b.info().name,
+            "mariadb",
+            "the engine name comes from the server's version"
+        );
     }
 }
