@@ -10,14 +10,24 @@
 use crate::kv;
 use crate::url::{parse_duration, Target};
 use std::collections::BTreeMap;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf,
+};
 use tokio::net::TcpStream;
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
-pub const OPTIONS: &[&str] = &["prefix", "timeout", "connect_timeout"];
+pub const OPTIONS: &[&str] = &[
+    "prefix",
+    "timeout",
+    "connect_timeout",
+    "tls_ca",
+    "tls_insecure",
+];
 
 /// `stats settings` entries recorded with every result.
 const SETTINGS: &[&str] = &[
@@ -35,6 +45,59 @@ const CAS_ATTEMPTS: usize = 16;
 /// memcached's key length limit.
 const MAX_KEY: usize = 250;
 
+/// A plain or TLS connection.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Where and how to connect.
+struct Endpoint<'a> {
+    addr: &'a str,
+    tls: Option<&'a tokio_rustls::TlsConnector>,
+    timeout: Duration,
+}
+
 struct Inner {
     addr: String,
     prefix: Vec<u8>,
@@ -43,6 +106,7 @@ struct Inner {
     update_mode: UpdateMode,
     timeout: Duration,
     connect_timeout: Duration,
+    tls: Option<tokio_rustls::TlsConnector>,
 }
 
 pub struct MemcachedBinding {
@@ -52,7 +116,7 @@ pub struct MemcachedBinding {
 
 /// One text-protocol connection.
 struct Conn {
-    io: BufReader<TcpStream>,
+    io: BufReader<Stream>,
     out: Vec<u8>,
     line: Vec<u8>,
 }
@@ -108,11 +172,25 @@ impl ConnError {
 }
 
 impl Conn {
-    async fn connect(addr: &str, timeout: Duration) -> Result<Conn, ConnError> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+    async fn connect(ep: Endpoint<'_>) -> Result<Conn, ConnError> {
+        let stream = tokio::time::timeout(ep.timeout, TcpStream::connect(ep.addr))
             .await
             .map_err(|_| ConnError::Timeout)??;
         stream.set_nodelay(true)?;
+        let stream = match ep.tls {
+            None => Stream::Plain(stream),
+            Some(tls) => {
+                let host = ep.addr.rsplit_once(':').map_or(ep.addr, |(h, _)| h);
+                let name =
+                    rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| {
+                        ConnError::Protocol(format!("{host} is not a TLS server name: {e}"))
+                    })?;
+                let s = tokio::time::timeout(ep.timeout, tls.connect(name, stream))
+                    .await
+                    .map_err(|_| ConnError::Timeout)??;
+                Stream::Tls(Box::new(s))
+            }
+        };
         Ok(Conn {
             io: BufReader::with_capacity(64 * 1024, stream),
             out: Vec::with_capacity(4096),
@@ -282,6 +360,16 @@ fn duration_option(target: &Target, name: &str, default: u64) -> Result<Duration
     }
 }
 
+impl Inner {
+    fn endpoint(&self) -> Endpoint<'_> {
+        Endpoint {
+            addr: &self.addr,
+            tls: self.tls.as_ref(),
+            timeout: self.connect_timeout,
+        }
+    }
+}
+
 impl MemcachedBinding {
     pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
@@ -321,6 +409,12 @@ impl MemcachedBinding {
             update_mode: opts.update_mode,
             timeout: duration_option(target, "timeout", 30)?,
             connect_timeout: duration_option(target, "connect_timeout", 10)?,
+            tls: match (target.param("tls_ca"), target.param("tls_insecure")) {
+                (None, None) => None,
+                (ca, insecure) => Some(tokio_rustls::TlsConnector::from(std::sync::Arc::new(
+                    crate::net::tls_config(ca, insecure == Some("true"))?,
+                ))),
+            },
         };
         let server = format!("memcached at {}", inner.addr);
         let unreachable = |e: ConnError| {
@@ -329,12 +423,17 @@ impl MemcachedBinding {
             ))
         };
         let (version, stats) = crate::net::run_cold(async {
-            let mut c = Conn::connect(&inner.addr, inner.connect_timeout)
+            let mut c = Conn::connect(inner.endpoint()).await.map_err(unreachable)?;
+            // a server that never answers (a TLS listener spoken to in plain text) is bounded too
+            let ask = async {
+                let version = c.lines("version").await?;
+                let stats = c.lines("stats settings").await?;
+                Ok::<_, ConnError>((version, stats))
+            };
+            tokio::time::timeout(inner.timeout, ask)
                 .await
-                .map_err(unreachable)?;
-            let version = c.lines("version").await.map_err(unreachable)?;
-            let stats = c.lines("stats settings").await.map_err(unreachable)?;
-            Ok((version, stats))
+                .unwrap_or(Err(ConnError::Timeout))
+                .map_err(unreachable)
         })?;
         let version = version
             .first()
@@ -350,6 +449,7 @@ impl MemcachedBinding {
                 }
             }
         }
+        settings.insert("tls".into(), inner.tls.is_some().to_string());
         settings.insert(
             "record layout".into(),
             "one item per record (fields length-prefixed; one field stored raw)".into(),
@@ -369,14 +469,12 @@ impl Binding for MemcachedBinding {
     type Session = MemcachedSession;
 
     async fn session(&self) -> Result<MemcachedSession, BindingError> {
-        let conn = Conn::connect(&self.inner.addr, self.inner.connect_timeout)
-            .await
-            .map_err(|e| {
-                BindingError::Unavailable(format!(
-                    "cannot connect to memcached at {}: {e}",
-                    self.inner.addr
-                ))
-            })?;
+        let conn = Conn::connect(self.inner.endpoint()).await.map_err(|e| {
+            BindingError::Unavailable(format!(
+                "cannot connect to memcached at {}: {e}",
+                self.inner.addr
+            ))
+        })?;
         Ok(MemcachedSession {
             inner: self.inner.clone(),
             conn: Some(conn),
@@ -426,7 +524,7 @@ impl MemcachedSession {
             return o;
         }
         if self.conn.is_none() {
-            match Conn::connect(&self.inner.addr, self.inner.connect_timeout).await {
+            match Conn::connect(self.inner.endpoint()).await {
                 Ok(c) => self.conn = Some(c),
                 Err(e) => return Outcome::failed(e.status(), e),
             }
@@ -643,5 +741,80 @@ mod tests {
                 Status::NotFound
             );
         });
+    }
+
+    /// A private memcached serving TLS (-Z) with the test CA's certificate.
+    #[test]
+    fn tls_with_the_test_ca_reads_and_writes() {
+        if !available() {
+            return;
+        }
+        let ca = crate::testing::test_ca();
+        let tls = std::path::Path::new(&ca).parent().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let certs = format!(
+            "ssl_chain_cert={},ssl_key={}",
+            tls.join("server.crt").display(),
+            tls.join("server.key").display()
+        );
+        let root = std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+            .unwrap_or(false);
+        let mut cmd = std::process::Command::new("memcached");
+        cmd.args([
+            "-Z",
+            "-o",
+            &certs,
+            "-l",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "0",
+        ]);
+        if root {
+            cmd.args(["-u", "nobody"]);
+        }
+        let mut server = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("memcached runs");
+        let url = format!("memcached://127.0.0.1:{port}?tls_ca={ca}");
+        let mut opened = Err(BindingError::Io("not tried".into()));
+        for _ in 0..50 {
+            opened = open_url(&url, &opts());
+            if opened.is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let b = opened.unwrap();
+        assert_eq!(b.info().settings["tls"], "true");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut ws = WriteSet::default();
+            ws.push(0).extend_from_slice(b"over tls");
+            ws.push(1).extend_from_slice(b"too");
+            assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+            let mut rec = Record::with_fields(2);
+            assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+            assert_eq!(rec.get(0), Some(&b"over tls"[..]));
+        });
+        // a plain client cannot talk to the TLS listener
+        let plain = format!("memcached://127.0.0.1:{port}?connect_timeout=2s");
+        assert!(open_url(&plain, &opts()).is_err());
+        let _ = server.kill();
+        let _ = server.wait();
     }
 }

@@ -1,4 +1,6 @@
 //! Helpers shared by the network bindings.
+#[cfg(any(feature = "postgres", feature = "memcached"))]
+use std::sync::Arc;
 use yardstick_core::binding::BindingError;
 
 /// Runs a cold-path future (opening, sizing) on its own thread and runtime, so
@@ -32,13 +34,52 @@ pub fn unique_name(stem: &str) -> String {
     )
 }
 
+#[cfg(any(feature = "postgres", feature = "memcached"))]
+/// A rustls client configuration trusting `ca` (a PEM file), or the system's
+/// roots; `insecure` accepts any certificate (testing only).
+pub fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConfig, BindingError> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match ca {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    BindingError::Config(format!(
+                        "cannot read sslrootcert={path}: {e}; give the PEM file of the CA that signed the server's certificate"
+                    ))
+                })?;
+            for c in certs {
+                roots.add(c).map_err(|e| {
+                    BindingError::Config(format!(
+                        "sslrootcert={path} holds an unusable certificate: {e}"
+                    ))
+                })?;
+            }
+        }
+        None => {
+            for c in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(c);
+            }
+        }
+    }
+    let mut cfg = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    if insecure {
+        cfg.dangerous()
+            .set_certificate_verifier(Arc::new(AcceptAnyCertificate::new()));
+    }
+    Ok(cfg)
+}
+
 /// A certificate verifier that accepts any server certificate (`tls_insecure=true`):
 /// encryption without authentication, for test servers with ad-hoc certificates.
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "memcached"))]
 #[derive(Debug)]
 pub struct AcceptAnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms);
 
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "memcached"))]
 impl AcceptAnyCertificate {
     pub fn new() -> Self {
         AcceptAnyCertificate(
@@ -47,14 +88,14 @@ impl AcceptAnyCertificate {
     }
 }
 
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "memcached"))]
 impl Default for AcceptAnyCertificate {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "memcached"))]
 impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
     fn verify_server_cert(
         &self,

@@ -139,44 +139,6 @@ async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
     Ok(client)
 }
 
-/// A rustls client configuration trusting `ca` (a PEM file), or the system's
-/// roots; `insecure` accepts any certificate (testing only).
-fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConfig, BindingError> {
-    use rustls::pki_types::{pem::PemObject, CertificateDer};
-    let mut roots = rustls::RootCertStore::empty();
-    match ca {
-        Some(path) => {
-            let certs = CertificateDer::pem_file_iter(path)
-                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| {
-                    BindingError::Config(format!(
-                        "cannot read sslrootcert={path}: {e}; give the PEM file of the CA that signed the server's certificate"
-                    ))
-                })?;
-            for c in certs {
-                roots.add(c).map_err(|e| {
-                    BindingError::Config(format!(
-                        "sslrootcert={path} holds an unusable certificate: {e}"
-                    ))
-                })?;
-            }
-        }
-        None => {
-            for c in rustls_native_certs::load_native_certs().certs {
-                let _ = roots.add(c);
-            }
-        }
-    }
-    let mut cfg = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    if insecure {
-        cfg.dangerous()
-            .set_certificate_verifier(Arc::new(crate::net::AcceptAnyCertificate::new()));
-    }
-    Ok(cfg)
-}
-
 impl PostgresBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
@@ -258,9 +220,9 @@ impl PostgresBinding {
             config.ssl_mode(tokio_postgres::config::SslMode::Require);
         }
         let tls = if wants_tls {
-            Some(tokio_postgres_rustls::MakeRustlsConnect::new(tls_config(
-                ca, insecure,
-            )?))
+            Some(tokio_postgres_rustls::MakeRustlsConnect::new(
+                crate::net::tls_config(ca, insecure)?,
+            ))
         } else {
             None
         };
