@@ -145,3 +145,64 @@ fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_errors_counted(&v);
 }
+
+#[test]
+fn tls_with_the_test_ca_through_the_drivers_url_options() {
+    if !available() {
+        return;
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
+    let out = std::process::Command::new(&script)
+        .arg("ferretdb-binary")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let ca = yardstick_bindings::testing::test_ca();
+    let tls = std::path::Path::new(&ca).parent().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, port) = (free_port(), free_port());
+    let args = strings(&[
+        "-listen-addr",
+        &format!("127.0.0.1:{plain}"),
+        "-tls-listen-addr",
+        &format!("127.0.0.1:{port}"),
+        "-tls-cert",
+        tls.join("server.crt").to_str().unwrap(),
+        "-tls-key",
+        tls.join("server.key").to_str().unwrap(),
+        "-sqlite-dir",
+        dir.path().join("db").to_str().unwrap(),
+    ]);
+    let mut server = spawn_server(&bin, &args, port).expect("FerretDB starts");
+    let u = format!("mongodb://127.0.0.1:{port}/tlsdb?tls=true&tlsCAFile={ca}");
+    let small = ["-p", "recordcount=200", "-q"];
+    let mut load = vec!["load", "--db", &u, "-P", "workloadc"];
+    load.extend(small);
+    let l = yardstick(dir.path(), &load);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let mut run = vec![
+        "run",
+        "--db",
+        &u,
+        "-P",
+        "workloadc",
+        "-p",
+        "operationcount=300",
+        "--out",
+        "r.json",
+    ];
+    run.extend(small);
+    let r = yardstick(dir.path(), &run);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_eq!(v["totals"]["errors"], 0, "{}", v["warnings"]);
+    assert_eq!(v["binding"]["engine"]["settings"]["tls"], "true");
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -20,6 +20,9 @@ func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:57017", "TCP address to serve the MongoDB protocol on")
 	dir := flag.String("sqlite-dir", "data", "directory for the SQLite databases")
 	pg := flag.String("postgresql-url", "", "store data in this PostgreSQL database instead of SQLite")
+	tlsAddr := flag.String("tls-listen-addr", "", "also serve TLS on this address (needs -tls-cert and -tls-key)")
+	tlsCert := flag.String("tls-cert", "", "PEM certificate for -tls-listen-addr")
+	tlsKey := flag.String("tls-key", "", "PEM private key for -tls-listen-addr")
 	flag.Parse()
 
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
@@ -32,6 +35,11 @@ func main() {
 		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + *dir + "/",
+	}
+	if *tlsAddr != "" {
+		config.Listener.TLS = *tlsAddr
+		config.Listener.TLSCertFile = *tlsCert
+		config.Listener.TLSKeyFile = *tlsKey
 	}
 	if *pg != "" {
 		config.Handler = "postgresql"
