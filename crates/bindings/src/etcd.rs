@@ -12,11 +12,10 @@
 //! member's state without a quorum round.
 use crate::kv;
 use crate::net::run_cold;
-use crate::url::{parse_duration, Target};
+use crate::url::Target;
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, KvClient, Txn, TxnOp};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
@@ -128,19 +127,9 @@ impl EtcdBinding {
                 "etcd:// needs at least one member: etcd://host1:2379,host2:2379,host3:2379".into(),
             ));
         }
-        let duration = |name: &str, default: u64| -> Result<Duration, BindingError> {
-            match target.param(name) {
-                None => Ok(Duration::from_secs(default)),
-                Some(v) => parse_duration(v).ok_or_else(|| {
-                    BindingError::Config(format!(
-                        "{name}={v} is not a duration; write for example {name}=5s"
-                    ))
-                }),
-            }
-        };
         let mut options = ConnectOptions::new()
-            .with_timeout(duration("timeout", 10)?)
-            .with_connect_timeout(duration("connect_timeout", 5)?);
+            .with_timeout(target.duration("timeout", 10)?)
+            .with_connect_timeout(target.duration("connect_timeout", 5)?);
         if let Some(u) = userinfo {
             let (user, password) = u.split_once(':').unwrap_or((u, ""));
             options = options.with_user(user, password);
@@ -408,6 +397,7 @@ impl Session for EtcdSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn server_url() -> String {
         std::env::var("YARDSTICK_ETCD_URL")

@@ -8,7 +8,7 @@
 //! `cas`, retried when another client won the race. memcached cannot scan:
 //! workloads with scans are refused when the binding opens.
 use crate::kv;
-use crate::url::{parse_duration, Target};
+use crate::url::Target;
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -349,17 +349,6 @@ impl Conn {
     }
 }
 
-fn duration_option(target: &Target, name: &str, default: u64) -> Result<Duration, BindingError> {
-    match target.param(name) {
-        None => Ok(Duration::from_secs(default)),
-        Some(v) => parse_duration(v).ok_or_else(|| {
-            BindingError::Config(format!(
-                "{name}={v} is not a duration; write for example {name}=5s"
-            ))
-        }),
-    }
-}
-
 impl Inner {
     fn endpoint(&self) -> Endpoint<'_> {
         Endpoint {
@@ -407,8 +396,8 @@ impl MemcachedBinding {
             fields: opts.schema.fields.len(),
             insert_mode: opts.insert_mode,
             update_mode: opts.update_mode,
-            timeout: duration_option(target, "timeout", 30)?,
-            connect_timeout: duration_option(target, "connect_timeout", 10)?,
+            timeout: target.duration("timeout", 30)?,
+            connect_timeout: target.duration("connect_timeout", 10)?,
             tls: match (target.param("tls_ca"), target.param("tls_insecure")) {
                 (None, None) => None,
                 (ca, insecure) => Some(tokio_rustls::TlsConnector::from(std::sync::Arc::new(

@@ -19,14 +19,13 @@
 //! refused; batches go out record by record.
 use crate::kv;
 use crate::net::run_cold;
-use crate::url::{parse_duration, Target};
+use crate::url::Target;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, RedisError, Script, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
-use std::time::Duration;
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
@@ -235,19 +234,9 @@ impl RedisBinding {
                 BindingError::Config(format!("pipeline={v} is not a whole number >= 1; it is how many sessions share one connection"))
             })?,
         };
-        let duration = |name: &str, default: u64| -> Result<Duration, BindingError> {
-            match target.param(name) {
-                None => Ok(Duration::from_secs(default)),
-                Some(v) => parse_duration(v).ok_or_else(|| {
-                    BindingError::Config(format!(
-                        "{name}={v} is not a duration; write for example {name}=5s"
-                    ))
-                }),
-            }
-        };
         let conn_config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(duration("connect_timeout", 10)?))
-            .set_response_timeout(Some(duration("timeout", 30)?));
+            .set_connection_timeout(Some(target.duration("connect_timeout", 10)?))
+            .set_response_timeout(Some(target.duration("timeout", 30)?));
         let tls = base.starts_with("rediss://");
         if !tls && (target.param("tls_ca").is_some() || target.param("tls_insecure").is_some()) {
             return Err(BindingError::Config(
@@ -272,8 +261,8 @@ impl RedisBinding {
         let server_client = match (&cluster_nodes, ca) {
             (Some(nodes), ca) => {
                 let mut b = redis::cluster::ClusterClient::builder(nodes.clone())
-                    .connection_timeout(duration("connect_timeout", 10)?)
-                    .response_timeout(duration("timeout", 30)?);
+                    .connection_timeout(target.duration("connect_timeout", 10)?)
+                    .response_timeout(target.duration("timeout", 30)?);
                 if let Some(pem) = ca {
                     b = b.certs(certs(pem));
                 }

@@ -55,6 +55,18 @@ impl Target {
     pub fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name).map(String::as_str)
     }
+
+    /// Option `name` as a duration (`5s`, `250ms`, ...), `default_secs` when absent.
+    pub fn duration(&self, name: &str, default_secs: u64) -> Result<Duration, BindingError> {
+        match self.param(name) {
+            None => Ok(Duration::from_secs(default_secs)),
+            Some(v) => parse_duration(v).ok_or_else(|| {
+                BindingError::Config(format!(
+                    "{name}={v} is not a duration; write for example {name}=5s"
+                ))
+            }),
+        }
+    }
 }
 
 /// `200us`, `1.5ms`, `2s`, `500ns`, or a bare number of microseconds.
