@@ -12,7 +12,7 @@
 //! `WHERE token(y_id) >= token(?) LIMIT ?`, in token order (key order only
 //! under ByteOrderedPartitioner).
 use crate::net::run_cold;
-use crate::url::{parse_duration, Target};
+use crate::url::Target;
 use scylla::client::session::Session as CqlSession;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::{ExecutionError, RequestAttemptError};
@@ -32,6 +32,8 @@ pub const OPTIONS: &[&str] = &[
     "serial_consistency",
     "replication",
     "connect_timeout",
+    "tls_ca",
+    "tls_insecure",
 ];
 
 struct Statements {
@@ -59,6 +61,7 @@ struct Inner {
     consistency: Consistency,
     serial: SerialConsistency,
     connect_timeout: Duration,
+    tls: Option<Arc<rustls::ClientConfig>>,
     insert_mode: InsertMode,
     update_mode: UpdateMode,
     /// One driver session (a pool per node) per worker thread.
@@ -95,6 +98,9 @@ async fn connect(inner: &Inner, keyspace: bool) -> Result<CqlSession, BindingErr
         .connection_timeout(inner.connect_timeout);
     if let Some((u, p)) = &inner.user {
         b = b.user(u, p);
+    }
+    if let Some(tls) = &inner.tls {
+        b = b.tls_context(Some(tls.clone()));
     }
     if keyspace {
         b = b.use_keyspace(&inner.keyspace, false);
@@ -175,6 +181,7 @@ async fn prepare(s: &CqlSession, inner: &Inner) -> Result<Statements, BindingErr
 
 impl CqlBinding {
     pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         let (authority, path) = target
             .rest
@@ -235,13 +242,14 @@ impl CqlBinding {
                 ))
             })?,
         };
-        let connect_timeout = match target.param("connect_timeout") {
-            None => Duration::from_secs(10),
-            Some(v) => parse_duration(v).ok_or_else(|| {
-                BindingError::Config(format!(
-                    "connect_timeout={v} is not a duration; write for example connect_timeout=5s"
-                ))
-            })?,
+        let connect_timeout = target.duration("connect_timeout", 10)?;
+        let tls = match (target.param("tls_ca"), target.param("tls_insecure")) {
+            (None, None) => None,
+            (ca, insecure) => Some(Arc::new(crate::net::tls_config(
+                "tls_ca",
+                ca,
+                insecure == Some("true"),
+            )?)),
         };
         for name in std::iter::once(&opts.schema.table).chain(&opts.schema.fields) {
             if !valid_name(name) {
@@ -259,6 +267,7 @@ impl CqlBinding {
             consistency,
             serial,
             connect_timeout,
+            tls,
             insert_mode: opts.insert_mode,
             update_mode: opts.update_mode,
             sessions: Mutex::new(Vec::new()),
@@ -353,6 +362,7 @@ impl CqlBinding {
         settings.insert("serial_consistency".into(), format!("{serial:?}"));
         settings.insert("replication_factor".into(), rf);
         settings.insert("partitioner".into(), partitioner);
+        settings.insert("tls".into(), inner.tls.is_some().to_string());
         settings.insert(
             "scan_order".into(),
             "token order (token(y_id) >= token(start))".into(),
@@ -788,5 +798,57 @@ mod tests {
             info.settings["writes"].contains("insert: INSERT;"),
             "{info:?}"
         );
+    }
+
+    #[test]
+    fn tls_with_the_test_ca_reads_and_writes_and_an_unknown_issuer_is_refused() {
+        if !available() {
+            return;
+        }
+        // the test node accepts plain and TLS clients on one port
+        let ca = crate::testing::test_ca();
+        let base = server_url();
+        let url = format!(
+            "{}/{}?tls_ca={ca}",
+            base.rsplit_once('/').unwrap().0,
+            crate::net::unique_name("tls")
+        );
+        let b = open_url(&url, &opts(true)).unwrap();
+        assert_eq!(b.info().settings["tls"], "true");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut ws = WriteSet::default();
+            ws.push(0).extend_from_slice(b"over tls");
+            assert_eq!(s.insert(b"user1", &ws).await.status, Status::Ok);
+            let mut rec = Record::with_fields(1);
+            let read = s.read(b"user1", Fields::All, &mut rec).await;
+            assert_eq!(read.status, Status::Ok);
+            assert_eq!(rec.get(0), Some(&b"over tls"[..]));
+        });
+        // trusting only the server's own leaf certificate: its issuer is unknown
+        let leaf = std::path::Path::new(&ca).with_file_name("server.crt");
+        let url = format!(
+            "{}/{}?tls_ca={}&connect_timeout=5s",
+            base.rsplit_once('/').unwrap().0,
+            crate::net::unique_name("tls"),
+            leaf.display()
+        );
+        let e = open_url(&url, &opts(true)).err().unwrap().to_string();
+        assert!(
+            e.contains("cannot connect to Cassandra") && !e.contains('\n'),
+            "{e}"
+        );
+        let e = open_url(
+            "cql://127.0.0.1:59042/ks?tls_ca=/nonexistent/ca.pem",
+            &opts(true),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("cannot read tls_ca=/nonexistent/ca.pem"), "{e}");
     }
 }

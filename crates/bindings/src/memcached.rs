@@ -361,6 +361,7 @@ impl Inner {
 
 impl MemcachedBinding {
     pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         if opts.scans {
             return Err(BindingError::Unsupported(
@@ -401,7 +402,7 @@ impl MemcachedBinding {
             tls: match (target.param("tls_ca"), target.param("tls_insecure")) {
                 (None, None) => None,
                 (ca, insecure) => Some(tokio_rustls::TlsConnector::from(std::sync::Arc::new(
-                    crate::net::tls_config(ca, insecure == Some("true"))?,
+                    crate::net::tls_config("tls_ca", ca, insecure == Some("true"))?,
                 ))),
             },
         };

@@ -65,6 +65,7 @@ fn open_error(server: &str, e: &mongodb::error::Error) -> BindingError {
 
 impl MongoBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+        crate::net::use_ring_for_tls();
         let _ = target;
         let parsed = run_cold(async {
             ClientOptions::parse(url).await.map_err(|e| {

@@ -114,6 +114,7 @@ async fn connect(opts: &Opts, timeout: Duration) -> Result<Conn, mysql_async::Er
 
 impl MysqlBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+        crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         let base = url.split('?').next().unwrap_or(url);
         let parsed = Opts::from_url(base).map_err(|e| {

@@ -1,5 +1,5 @@
 //! Helpers shared by the network bindings.
-#[cfg(any(feature = "postgres", feature = "memcached"))]
+#[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 use std::sync::Arc;
 use yardstick_core::binding::BindingError;
 
@@ -22,6 +22,14 @@ pub fn run_cold<T: Send>(
     })
 }
 
+/// Makes ring the process's rustls crypto provider. Drivers that build their
+/// TLS configuration with `rustls::ClientConfig::builder()` need one, and a
+/// build that also links aws-lc-rs (the scylla driver enables it) leaves rustls
+/// unable to choose; the first installation wins, so calling it again is free.
+pub fn use_ring_for_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// A unique name per call in this process, for tests that need a fresh
 /// database, keyspace or key prefix on a shared server.
 pub fn unique_name(stem: &str) -> String {
@@ -34,10 +42,14 @@ pub fn unique_name(stem: &str) -> String {
     )
 }
 
-#[cfg(any(feature = "postgres", feature = "memcached"))]
-/// A rustls client configuration trusting `ca` (a PEM file), or the system's
-/// roots; `insecure` accepts any certificate (testing only).
-pub fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConfig, BindingError> {
+#[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
+/// A rustls client configuration trusting `ca` (a PEM file, given by URL option
+/// `option`), or the system's roots; `insecure` accepts any certificate (testing only).
+pub fn tls_config(
+    option: &str,
+    ca: Option<&str>,
+    insecure: bool,
+) -> Result<rustls::ClientConfig, BindingError> {
     use rustls::pki_types::{pem::PemObject, CertificateDer};
     let mut roots = rustls::RootCertStore::empty();
     match ca {
@@ -46,13 +58,13 @@ pub fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConf
                 .and_then(|it| it.collect::<Result<Vec<_>, _>>())
                 .map_err(|e| {
                     BindingError::Config(format!(
-                        "cannot read sslrootcert={path}: {e}; give the PEM file of the CA that signed the server's certificate"
+                        "cannot read {option}={path}: {e}; give the PEM file of the CA that signed the server's certificate"
                     ))
                 })?;
             for c in certs {
                 roots.add(c).map_err(|e| {
                     BindingError::Config(format!(
-                        "sslrootcert={path} holds an unusable certificate: {e}"
+                        "{option}={path} holds an unusable certificate: {e}"
                     ))
                 })?;
             }
@@ -63,9 +75,15 @@ pub fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConf
             }
         }
     }
-    let mut cfg = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    // the ring provider named explicitly: a driver that enables rustls's default
+    // features also compiles aws-lc-rs in, and then rustls cannot pick one itself
+    let mut cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| BindingError::Config(format!("cannot configure TLS: {e}")))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
     if insecure {
         cfg.dangerous()
             .set_certificate_verifier(Arc::new(AcceptAnyCertificate::new()));
@@ -75,11 +93,11 @@ pub fn tls_config(ca: Option<&str>, insecure: bool) -> Result<rustls::ClientConf
 
 /// A certificate verifier that accepts any server certificate (`tls_insecure=true`):
 /// encryption without authentication, for test servers with ad-hoc certificates.
-#[cfg(any(feature = "postgres", feature = "memcached"))]
+#[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 #[derive(Debug)]
 pub struct AcceptAnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms);
 
-#[cfg(any(feature = "postgres", feature = "memcached"))]
+#[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 impl AcceptAnyCertificate {
     pub fn new() -> Self {
         AcceptAnyCertificate(
@@ -88,14 +106,14 @@ impl AcceptAnyCertificate {
     }
 }
 
-#[cfg(any(feature = "postgres", feature = "memcached"))]
+#[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 impl Default for AcceptAnyCertificate {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(any(feature = "postgres", feature = "memcached"))]
+#[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
     fn verify_server_cert(
         &self,

@@ -141,6 +141,7 @@ async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
 
 impl PostgresBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+        crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         // the driver parses the URL with only its own options
         let mut driver_url = url.split('?').next().unwrap_or(url).to_string();
@@ -221,7 +222,7 @@ impl PostgresBinding {
         }
         let tls = if wants_tls {
             Some(tokio_postgres_rustls::MakeRustlsConnect::new(
-                crate::net::tls_config(ca, insecure)?,
+                crate::net::tls_config("sslrootcert", ca, insecure)?,
             ))
         } else {
             None

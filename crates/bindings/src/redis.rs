@@ -179,6 +179,7 @@ fn first_node(v: Value) -> Option<Value> {
 
 impl RedisBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+        crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         let base = url.split('?').next().unwrap_or(url);
         let authority = target.rest.split('/').next().unwrap_or("");
