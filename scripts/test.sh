@@ -16,6 +16,21 @@ if ! command -v protoc >/dev/null 2>&1; then
     (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null
 fi
 
+# the embedded engines that link Debian's libraries (rocksdb, leveldb,
+# wiredtiger; bindgen for rocksdb needs libclang), and db_bench for comparisons
+missing=()
+for pair in librocksdb.so:librocksdb-dev leveldb/c.h:libleveldb-dev wiredtiger.h:libwiredtiger-dev \
+    libclang.so:libclang-dev db_bench:rocksdb-tools; do
+    file=${pair%%:*} pkg=${pair#*:}
+    if ! { ls /usr/include/"$file" /usr/lib/*/"$file" /usr/lib/llvm-*/lib/"$file" /usr/bin/"$file" 2>/dev/null || true; } | grep -q .; then
+        missing+=("$pkg")
+    fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing ${missing[*]} with apt-get"
+    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 echo "== test servers"
 trap 'scripts/services stop' EXIT
 scripts/services start

@@ -12,8 +12,15 @@
 //! | `etcd://` | `etcd` | `etcd` (needs protoc to build) |
 //! | `cql://` | `cql` | `cql` |
 //! | `mongodb://` | `mongodb` | `mongodb` |
+//! | `rocksdb://` | `embedded::rocksdb` | `rocksdb` (links librocksdb-dev) |
+//! | `leveldb://` | `embedded::leveldb` | `leveldb` (links libleveldb-dev) |
+//! | `wiredtiger://` | `embedded::wiredtiger` | `wiredtiger` (links libwiredtiger-dev) |
+//! | `lmdb://` | `embedded::lmdb` | `lmdb` |
+//! | `redb://` | `embedded::redb` | `redb` |
+//! | `fjall://` | `embedded::fjall` | `fjall` |
 #[cfg(feature = "cql")]
 pub mod cql;
+pub mod embedded;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kv;
@@ -159,6 +166,72 @@ pub const SCHEMES: &[SchemeInfo] = &[
         #[cfg(not(feature = "mongodb"))]
         options: &[],
     },
+    SchemeInfo {
+        scheme: "rocksdb",
+        description: "RocksDB (the system's librocksdb): block cache, write buffer, compression, bloom filter from the URL",
+        example: "rocksdb:///var/tmp/rocks?cache_size=1GiB&compression=lz4",
+        feature: Some("rocksdb"),
+        built: cfg!(feature = "rocksdb"),
+        #[cfg(feature = "rocksdb")]
+        options: embedded::rocksdb::OPTIONS,
+        #[cfg(not(feature = "rocksdb"))]
+        options: &[],
+    },
+    SchemeInfo {
+        scheme: "leveldb",
+        description: "LevelDB (the system's libleveldb, C API): cache, block size, compression, bloom filter",
+        example: "leveldb:///var/tmp/level?cache_size=512MiB",
+        feature: Some("leveldb"),
+        built: cfg!(feature = "leveldb"),
+        #[cfg(feature = "leveldb")]
+        options: embedded::leveldb::OPTIONS,
+        #[cfg(not(feature = "leveldb"))]
+        options: &[],
+    },
+    SchemeInfo {
+        scheme: "wiredtiger",
+        description: "WiredTiger (the system's libwiredtiger): cache size, snappy/zlib block compression, page sizes, log and checkpoints",
+        example: "wiredtiger:///var/tmp/wt?cache_size=1GiB",
+        feature: Some("wiredtiger"),
+        built: cfg!(feature = "wiredtiger"),
+        #[cfg(feature = "wiredtiger")]
+        options: embedded::wiredtiger::OPTIONS,
+        #[cfg(not(feature = "wiredtiger"))]
+        options: &[],
+    },
+    SchemeInfo {
+        scheme: "lmdb",
+        description: "LMDB (heed; the C library compiled in): memory-mapped B-tree, one write transaction per write",
+        example: "lmdb:///var/tmp/lmdb?map_size=64GiB",
+        feature: Some("lmdb"),
+        built: cfg!(feature = "lmdb"),
+        #[cfg(feature = "lmdb")]
+        options: embedded::lmdb::OPTIONS,
+        #[cfg(not(feature = "lmdb"))]
+        options: &[],
+    },
+    SchemeInfo {
+        scheme: "redb",
+        description: "redb (pure Rust): copy-on-write B-tree, one write transaction per write",
+        example: "redb:///var/tmp/redb?cache_size=1GiB",
+        feature: Some("redb"),
+        built: cfg!(feature = "redb"),
+        #[cfg(feature = "redb")]
+        options: embedded::redb::OPTIONS,
+        #[cfg(not(feature = "redb"))]
+        options: &[],
+    },
+    SchemeInfo {
+        scheme: "fjall",
+        description: "fjall (pure Rust): LSM tree with lz4 blocks",
+        example: "fjall:///var/tmp/fjall?cache_size=1GiB",
+        feature: Some("fjall"),
+        built: cfg!(feature = "fjall"),
+        #[cfg(feature = "fjall")]
+        options: embedded::fjall::OPTIONS,
+        #[cfg(not(feature = "fjall"))]
+        options: &[],
+    },
 ];
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
@@ -204,6 +277,18 @@ pub fn open<V: WithBinding>(
         "cql" => Ok(visitor.call(Arc::new(cql::CqlBinding::open(&target, opts)?))),
         #[cfg(feature = "mongodb")]
         "mongodb" => Ok(visitor.call(Arc::new(mongodb::MongoBinding::open(&target, url, opts)?))),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Ok(visitor.call(Arc::new(embedded::rocksdb::open(&target, opts)?))),
+        #[cfg(feature = "leveldb")]
+        "leveldb" => Ok(visitor.call(Arc::new(embedded::leveldb::open(&target, opts)?))),
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger" => Ok(visitor.call(Arc::new(embedded::wiredtiger::open(&target, opts)?))),
+        #[cfg(feature = "lmdb")]
+        "lmdb" => Ok(visitor.call(Arc::new(embedded::lmdb::open(&target, opts)?))),
+        #[cfg(feature = "redb")]
+        "redb" => Ok(visitor.call(Arc::new(embedded::redb::open(&target, opts)?))),
+        #[cfg(feature = "fjall")]
+        "fjall" => Ok(visitor.call(Arc::new(embedded::fjall::open(&target, opts)?))),
         other => Err(unknown_scheme(other)),
     }
 }

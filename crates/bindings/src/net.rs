@@ -30,17 +30,7 @@ pub fn use_ring_for_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// A unique name per call in this process, for tests that need a fresh
-/// database, keyspace or key prefix on a shared server.
-pub fn unique_name(stem: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "{stem}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    )
-}
+pub use crate::testing::unique_name;
 
 #[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 /// A rustls client configuration trusting `ca` (a PEM file, given by URL option

@@ -34,3 +34,15 @@ pub fn test_ca() -> String {
         .unwrap_or_else(|_| "/tmp/yardstick-services".into());
     format!("{dir}/tls/ca.crt")
 }
+
+/// A unique name per call in this process, for tests that need a fresh
+/// database, keyspace or key prefix on a shared server.
+pub fn unique_name(stem: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{stem}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}

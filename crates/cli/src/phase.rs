@@ -342,6 +342,7 @@ fn run_one(
             engine,
             disk_bytes_before: before,
             disk_bytes_after: after,
+            compression_ratio: None,
         },
         host: HostInfo::capture(),
         redactor,
@@ -354,7 +355,12 @@ fn run_one(
             }))
             .collect(),
     };
-    Ok(result::build_result(ctx, &out))
+    let mut result = result::build_result(ctx, &out);
+    if phase == Phase::Load {
+        let written: u64 = result.operations.values().map(|o| o.bytes).sum();
+        result.binding.compression_ratio = result.binding.load_compression_ratio(written);
+    }
+    Ok(result)
 }
 
 /// Runs the phase once the dispatch table has opened the binding.

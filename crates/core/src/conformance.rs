@@ -44,7 +44,8 @@ fn schema(fields: usize) -> Schema {
     }
 }
 
-fn options(insert_mode: InsertMode, update_mode: UpdateMode) -> OpenOptions {
+/// The options the checks open a binding with (a three-field schema).
+pub fn options(insert_mode: InsertMode, update_mode: UpdateMode) -> OpenOptions {
     OpenOptions {
         schema: schema(3),
         insert_mode,

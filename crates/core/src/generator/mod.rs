@@ -11,6 +11,7 @@ pub mod hotspot;
 pub mod scrambled_zipfian;
 pub mod sequential;
 pub mod skewed_latest;
+pub mod text;
 pub mod uniform;
 pub mod zipfian;
 
@@ -23,6 +24,7 @@ pub use hotspot::Hotspot;
 pub use scrambled_zipfian::ScrambledZipfian;
 pub use sequential::Sequential;
 pub use skewed_latest::SkewedLatest;
+pub use text::TextFiller;
 pub use uniform::Uniform;
 pub use zipfian::Zipfian;
 

@@ -293,6 +293,7 @@ mod tests {
                 engine: Default::default(),
                 disk_bytes_before: None,
                 disk_bytes_after: None,
+                compression_ratio: None,
             },
             host: HostInfo::default(),
             redactor: &r,

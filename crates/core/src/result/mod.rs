@@ -91,6 +91,18 @@ pub struct BindingInfo {
     pub engine: EngineInfo,
     pub disk_bytes_before: Option<u64>,
     pub disk_bytes_after: Option<u64>,
+    /// Load phases: value bytes written / bytes on disk after the load (the
+    /// engine's flushed files), the achieved compression ratio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_ratio: Option<f64>,
+}
+
+impl BindingInfo {
+    /// The compression ratio of a load that wrote `value_bytes`.
+    pub fn load_compression_ratio(&self, value_bytes: u64) -> Option<f64> {
+        let disk = self.disk_bytes_after.filter(|d| *d > 0)?;
+        (value_bytes > 0).then(|| value_bytes as f64 / disk as f64)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -67,6 +67,8 @@ pub struct CoreConfig {
     pub table: String,
     pub field_name_prefix: String,
     pub data_integrity: bool,
+    /// Field values are review-like text (`valuegenerator=text`), not random bytes.
+    pub text_values: bool,
     pub max_execution_time: Option<Duration>,
     pub thread_count: usize,
     /// Operations per second over all threads; `None`: closed loop.
@@ -256,6 +258,12 @@ impl CoreConfig {
                 "dataintegrity=true needs fieldlengthdistribution=constant (YCSB's rule): set fieldlengthdistribution=constant",
             ));
         }
+        let text_values = props.get_choice(p::VALUE_GENERATOR, &["random", "text"])? == "text";
+        if text_values && data_integrity {
+            return Err(invalid(
+                "valuegenerator=text cannot be verified by dataintegrity=true (YCSB's check needs its own deterministic values): drop one of them",
+            ));
+        }
         let met = props.get_f64(p::MAX_EXECUTION_TIME)?;
         if met < 0.0 {
             return Err(invalid(format!("maxexecutiontime={met} is negative")));
@@ -328,6 +336,7 @@ impl CoreConfig {
             table,
             field_name_prefix,
             data_integrity,
+            text_values,
             max_execution_time,
             thread_count,
             target: (target > 0.0).then_some(target),

@@ -56,6 +56,7 @@ props! {
     ZERO_PADDING = "zeropadding", "1", "key numbers are left-padded with zeros to this many digits";
     TABLE = "table", "usertable", "table (or collection) name";
     FIELD_NAME_PREFIX = "fieldnameprefix", "field", "field names are this prefix and the field number";
+    VALUE_GENERATOR = "valuegenerator", "random", "field values: random (YCSB's random printable bytes, which hardly compress) or text (review-like text that compresses like real records; yardstick's own property)";
     DATA_INTEGRITY = "dataintegrity", "false", "write deterministic values and verify every read (needs constant field lengths)";
     MAX_EXECUTION_TIME = "maxexecutiontime", "0", "stop after this many seconds (0: no limit); --duration sets it";
     THREAD_COUNT = "threadcount", "1", "worker threads; --threads sets it";

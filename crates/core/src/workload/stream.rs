@@ -6,7 +6,7 @@ use super::keys::{build_key, deterministic_value};
 use crate::binding::{Fields, Record, WriteSet};
 use crate::generator::{
     AcknowledgedCounter, Counter, Discrete, Exponential, Hotspot, LengthGenerator,
-    ScrambledZipfian, Sequential, SkewedLatest, Uniform,
+    ScrambledZipfian, Sequential, SkewedLatest, TextFiller, Uniform,
 };
 use crate::op::OpKind;
 use crate::rng::{Filler, Rng};
@@ -81,6 +81,8 @@ pub struct Stream {
     scan_length: LengthGenerator,
     field_chooser: Uniform,
     filler: Filler,
+    /// Review-like text instead of random bytes (`valuegenerator=text`).
+    text: Option<Box<TextFiller>>,
     /// Scratch for deterministic values.
     scratch: Vec<u8>,
 }
@@ -132,9 +134,11 @@ impl Stream {
         };
         let mut rng = Rng::new(seed);
         let filler = Filler::new(&mut rng);
+        let text = c.text_values.then(|| Box::new(TextFiller::new(&mut rng)));
         Stream {
             rng,
             filler,
+            text,
             ops: Discrete::new(&c.mix).expect("validated: some proportion is positive"),
             keys,
             field_length,
@@ -276,7 +280,10 @@ impl Stream {
                 deterministic_value(key, &field_name(c, i), len, buf);
             } else {
                 buf.resize(len, 0); // a no-op when the length is unchanged
-                this.filler.fill(buf);
+                match &mut this.text {
+                    Some(text) => text.fill(buf),
+                    None => this.filler.fill(buf),
+                }
             }
         };
         match fields {

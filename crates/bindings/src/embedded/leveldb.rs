@@ -1,0 +1,414 @@
+//! `leveldb:///dir`: LevelDB, linked from the system's libleveldb (Debian's
+//! libleveldb-dev 1.23) through its C API, declared here.
+//!
+//! URL options (defaults in brackets): `cache_size` (block cache [8MiB]),
+//! `block_size` ([4KiB]), `compression` (snappy or none [snappy]),
+//! `write_buffer_size` ([4MiB]), `bloom_bits` (0 for none [10]),
+//! `max_open_files` ([1000]), `sync` (fsync every write [false]).
+use super::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::url::Target;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::Arc;
+use yardstick_core::binding::*;
+
+pub const OPTIONS: &[&str] = &[
+    "cache_size",
+    "block_size",
+    "compression",
+    "write_buffer_size",
+    "bloom_bits",
+    "max_open_files",
+    "sync",
+];
+
+#[allow(non_camel_case_types)]
+mod ffi {
+    use std::ffi::{c_char, c_int, c_void};
+    #[repr(C)]
+    pub struct leveldb_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_options_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_readoptions_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_writeoptions_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_iterator_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_writebatch_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_cache_t(c_void);
+    #[repr(C)]
+    pub struct leveldb_filterpolicy_t(c_void);
+
+    extern "C" {
+        pub fn leveldb_open(
+            options: *const leveldb_options_t,
+            name: *const c_char,
+            errptr: *mut *mut c_char,
+        ) -> *mut leveldb_t;
+        pub fn leveldb_close(db: *mut leveldb_t);
+        pub fn leveldb_put(
+            db: *mut leveldb_t,
+            options: *const leveldb_writeoptions_t,
+            key: *const c_char,
+            keylen: usize,
+            val: *const c_char,
+            vallen: usize,
+            errptr: *mut *mut c_char,
+        );
+        pub fn leveldb_delete(
+            db: *mut leveldb_t,
+            options: *const leveldb_writeoptions_t,
+            key: *const c_char,
+            keylen: usize,
+            errptr: *mut *mut c_char,
+        );
+        pub fn leveldb_write(
+            db: *mut leveldb_t,
+            options: *const leveldb_writeoptions_t,
+            batch: *mut leveldb_writebatch_t,
+            errptr: *mut *mut c_char,
+        );
+        pub fn leveldb_get(
+            db: *mut leveldb_t,
+            options: *const leveldb_readoptions_t,
+            key: *const c_char,
+            keylen: usize,
+            vallen: *mut usize,
+            errptr: *mut *mut c_char,
+        ) -> *mut c_char;
+        pub fn leveldb_create_iterator(
+            db: *mut leveldb_t,
+            options: *const leveldb_readoptions_t,
+        ) -> *mut leveldb_iterator_t;
+        pub fn leveldb_iter_destroy(it: *mut leveldb_iterator_t);
+        pub fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8;
+        pub fn leveldb_iter_seek(it: *mut leveldb_iterator_t, k: *const c_char, klen: usize);
+        pub fn leveldb_iter_next(it: *mut leveldb_iterator_t);
+        pub fn leveldb_iter_key(it: *const leveldb_iterator_t, klen: *mut usize) -> *const c_char;
+        pub fn leveldb_iter_value(it: *const leveldb_iterator_t, vlen: *mut usize)
+            -> *const c_char;
+        pub fn leveldb_iter_get_error(it: *const leveldb_iterator_t, errptr: *mut *mut c_char);
+        pub fn leveldb_writebatch_create() -> *mut leveldb_writebatch_t;
+        pub fn leveldb_writebatch_destroy(b: *mut leveldb_writebatch_t);
+        pub fn leveldb_writebatch_put(
+            b: *mut leveldb_writebatch_t,
+            key: *const c_char,
+            klen: usize,
+            val: *const c_char,
+            vlen: usize,
+        );
+        pub fn leveldb_options_create() -> *mut leveldb_options_t;
+        pub fn leveldb_options_destroy(o: *mut leveldb_options_t);
+        pub fn leveldb_options_set_create_if_missing(o: *mut leveldb_options_t, v: u8);
+        pub fn leveldb_options_set_cache(o: *mut leveldb_options_t, c: *mut leveldb_cache_t);
+        pub fn leveldb_options_set_write_buffer_size(o: *mut leveldb_options_t, n: usize);
+        pub fn leveldb_options_set_max_open_files(o: *mut leveldb_options_t, n: c_int);
+        pub fn leveldb_options_set_block_size(o: *mut leveldb_options_t, n: usize);
+        pub fn leveldb_options_set_compression(o: *mut leveldb_options_t, c: c_int);
+        pub fn leveldb_options_set_filter_policy(
+            o: *mut leveldb_options_t,
+            p: *mut leveldb_filterpolicy_t,
+        );
+        pub fn leveldb_filterpolicy_create_bloom(
+            bits_per_key: c_int,
+        ) -> *mut leveldb_filterpolicy_t;
+        pub fn leveldb_filterpolicy_destroy(p: *mut leveldb_filterpolicy_t);
+        pub fn leveldb_cache_create_lru(capacity: usize) -> *mut leveldb_cache_t;
+        pub fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
+        pub fn leveldb_readoptions_create() -> *mut leveldb_readoptions_t;
+        pub fn leveldb_readoptions_destroy(o: *mut leveldb_readoptions_t);
+        pub fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
+        pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
+        pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
+        pub fn leveldb_free(ptr: *mut c_void);
+        pub fn leveldb_major_version() -> c_int;
+        pub fn leveldb_minor_version() -> c_int;
+    }
+}
+
+/// Takes an error string LevelDB allocated, if any.
+fn take_error(err: *mut c_char) -> Result<(), String> {
+    if err.is_null() {
+        return Ok(());
+    }
+    // SAFETY: LevelDB returns a NUL-terminated malloc'd string; we free it once.
+    let msg = unsafe { CStr::from_ptr(err) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { ffi::leveldb_free(err.cast::<c_void>()) };
+    Err(msg)
+}
+
+/// The database and the option objects it references, freed together.
+struct Db {
+    db: *mut ffi::leveldb_t,
+    options: *mut ffi::leveldb_options_t,
+    cache: *mut ffi::leveldb_cache_t,
+    filter: *mut ffi::leveldb_filterpolicy_t,
+    read: *mut ffi::leveldb_readoptions_t,
+    write: *mut ffi::leveldb_writeoptions_t,
+}
+
+// SAFETY: a leveldb_t is safe for concurrent use by many threads (LevelDB's
+// documented guarantee); the option objects are only read after open.
+unsafe impl Send for Db {}
+unsafe impl Sync for Db {}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        // SAFETY: each pointer was created by LevelDB and is destroyed once, the
+        // database before the objects it uses.
+        unsafe {
+            if !self.db.is_null() {
+                ffi::leveldb_close(self.db);
+            }
+            ffi::leveldb_options_destroy(self.options);
+            ffi::leveldb_cache_destroy(self.cache);
+            if !self.filter.is_null() {
+                ffi::leveldb_filterpolicy_destroy(self.filter);
+            }
+            ffi::leveldb_readoptions_destroy(self.read);
+            ffi::leveldb_writeoptions_destroy(self.write);
+        }
+    }
+}
+
+pub struct LevelEngine {
+    db: Arc<Db>,
+    settings: BTreeMap<String, String>,
+}
+
+pub type LevelBinding = KvBinding<LevelEngine>;
+
+pub fn open(target: &Target, opts: &OpenOptions) -> Result<LevelBinding, BindingError> {
+    target.allow_only(OPTIONS)?;
+    let name = "leveldb";
+    let cache_size = size_option(target, name, "cache_size")?.unwrap_or(8 << 20);
+    let block_size = size_option(target, name, "block_size")?.unwrap_or(4096);
+    let compression =
+        choice_option(target, name, "compression", &["snappy", "none"])?.unwrap_or("snappy");
+    let write_buffer = size_option(target, name, "write_buffer_size")?.unwrap_or(4 << 20);
+    let bloom_bits = int_option(target, name, "bloom_bits", 0..=64)?.unwrap_or(10);
+    let max_open_files =
+        int_option(target, name, "max_open_files", 16..=1_000_000)?.unwrap_or(1000);
+    let sync = bool_option(target, name, "sync")?.unwrap_or(false);
+    let dir = Dir::open(target, opts, "LevelDB")?;
+    if !opts.create && !dir.path.join("CURRENT").exists() {
+        return Err(BindingError::Unavailable(format!(
+            "LevelDB database {} does not exist: run `yardstick load` with the same --db first",
+            dir.path.display()
+        )));
+    }
+    let path = CString::new(dir.path.as_os_str().as_encoded_bytes()).map_err(|_| {
+        BindingError::Config("the LevelDB directory path contains a NUL byte".into())
+    })?;
+    // SAFETY: plain C API calls; every object is owned by `Db` and freed by its Drop.
+    let mut db = unsafe {
+        let options = ffi::leveldb_options_create();
+        let cache = ffi::leveldb_cache_create_lru(cache_size as usize);
+        let filter = if bloom_bits > 0 {
+            ffi::leveldb_filterpolicy_create_bloom(bloom_bits as c_int)
+        } else {
+            std::ptr::null_mut()
+        };
+        ffi::leveldb_options_set_create_if_missing(options, u8::from(opts.create));
+        ffi::leveldb_options_set_cache(options, cache);
+        ffi::leveldb_options_set_block_size(options, block_size as usize);
+        ffi::leveldb_options_set_compression(options, c_int::from(compression == "snappy"));
+        ffi::leveldb_options_set_write_buffer_size(options, write_buffer as usize);
+        ffi::leveldb_options_set_max_open_files(options, max_open_files as c_int);
+        if !filter.is_null() {
+            ffi::leveldb_options_set_filter_policy(options, filter);
+        }
+        let write = ffi::leveldb_writeoptions_create();
+        ffi::leveldb_writeoptions_set_sync(write, u8::from(sync));
+        Db {
+            db: std::ptr::null_mut(),
+            options,
+            cache,
+            filter,
+            read: ffi::leveldb_readoptions_create(),
+            write,
+        }
+    };
+    let mut e = std::ptr::null_mut();
+    // SAFETY: valid options and a NUL-terminated path.
+    db.db = unsafe { ffi::leveldb_open(db.options, path.as_ptr(), &mut e) };
+    take_error(e).map_err(|e| {
+        BindingError::Io(format!(
+            "cannot open LevelDB database {}: {e}",
+            dir.path.display()
+        ))
+    })?;
+    // SAFETY: plain version getters.
+    let version = unsafe {
+        format!(
+            "{}.{}",
+            ffi::leveldb_major_version(),
+            ffi::leveldb_minor_version()
+        )
+    };
+    let mut settings = BTreeMap::new();
+    for (k, v) in [
+        ("cache_size", cache_size.to_string()),
+        ("block_size", block_size.to_string()),
+        ("compression", compression.to_string()),
+        ("write_buffer_size", write_buffer.to_string()),
+        ("bloom_bits", bloom_bits.to_string()),
+        ("max_open_files", max_open_files.to_string()),
+        ("sync", sync.to_string()),
+        ("version", version.clone()),
+    ] {
+        settings.insert(k.to_string(), v);
+    }
+    let engine = LevelEngine {
+        db: Arc::new(db),
+        settings,
+    };
+    Ok(KvBinding::new(engine, dir, opts, "leveldb"))
+}
+
+impl Engine for LevelEngine {
+    type Handle = LevelHandle;
+
+    fn handle(&self) -> Result<LevelHandle, BindingError> {
+        Ok(LevelHandle {
+            db: self.db.clone(),
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "leveldb".into(),
+            version: self.settings["version"].clone(),
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+pub struct LevelHandle {
+    db: Arc<Db>,
+}
+
+impl Handle for LevelHandle {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+        let d = &*self.db;
+        let mut len = 0usize;
+        let mut e = std::ptr::null_mut();
+        // SAFETY: an open database; the returned buffer is malloc'd by LevelDB
+        // and freed below after copying.
+        let v = unsafe {
+            ffi::leveldb_get(
+                d.db,
+                d.read,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                &mut e,
+            )
+        };
+        take_error(e)?;
+        if v.is_null() {
+            return Ok(false);
+        }
+        out.clear();
+        // SAFETY: `v` points to `len` bytes.
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(v.cast::<u8>(), len) });
+        unsafe { ffi::leveldb_free(v.cast::<c_void>()) };
+        Ok(true)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        let d = &*self.db;
+        let mut e = std::ptr::null_mut();
+        // SAFETY: an open database and valid slices.
+        unsafe {
+            ffi::leveldb_put(
+                d.db,
+                d.write,
+                key.as_ptr().cast(),
+                key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+                &mut e,
+            )
+        };
+        take_error(e)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+        let d = &*self.db;
+        let mut e = std::ptr::null_mut();
+        // SAFETY: an open database and a valid slice.
+        unsafe { ffi::leveldb_delete(d.db, d.write, key.as_ptr().cast(), key.len(), &mut e) };
+        take_error(e)
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        count: usize,
+        row: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), String> {
+        let d = &*self.db;
+        // SAFETY: the iterator lives within this call and is destroyed at the
+        // end; key and value pointers are valid until the next move.
+        unsafe {
+            let it = ffi::leveldb_create_iterator(d.db, d.read);
+            ffi::leveldb_iter_seek(it, start.as_ptr().cast(), start.len());
+            let mut n = 0;
+            while n < count && ffi::leveldb_iter_valid(it) != 0 {
+                let (mut kl, mut vl) = (0usize, 0usize);
+                let k = ffi::leveldb_iter_key(it, &mut kl);
+                let v = ffi::leveldb_iter_value(it, &mut vl);
+                row(
+                    std::slice::from_raw_parts(k.cast::<u8>(), kl),
+                    std::slice::from_raw_parts(v.cast::<u8>(), vl),
+                );
+                n += 1;
+                ffi::leveldb_iter_next(it);
+            }
+            let mut e = std::ptr::null_mut();
+            ffi::leveldb_iter_get_error(it, &mut e);
+            ffi::leveldb_iter_destroy(it);
+            take_error(e)
+        }
+    }
+
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+        let d = &*self.db;
+        let mut e = std::ptr::null_mut();
+        // SAFETY: the batch is created, written and destroyed within this call.
+        unsafe {
+            let b = ffi::leveldb_writebatch_create();
+            for (k, v) in rows {
+                ffi::leveldb_writebatch_put(
+                    b,
+                    k.as_ptr().cast(),
+                    k.len(),
+                    v.as_ptr().cast(),
+                    v.len(),
+                );
+            }
+            ffi::leveldb_write(d.db, d.write, b, &mut e);
+            ffi::leveldb_writebatch_destroy(b);
+        }
+        take_error(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::testing::fresh_url;
+
+    fn open_fresh(opts: &OpenOptions) -> Result<LevelBinding, BindingError> {
+        open(&Target::parse(&fresh_url("leveldb", ""))?, opts)
+    }
+
+    yardstick_core::conformance_suite!(open_fresh);
+    crate::embedded::testing::engine_checks!("leveldb", "", open);
+}

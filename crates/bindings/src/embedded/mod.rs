@@ -1,0 +1,778 @@
+//! Embedded ordered key-value engines (RocksDB, LevelDB, WiredTiger, LMDB, redb,
+//! fjall): one generic binding over a small per-engine trait.
+//!
+//! Every engine stores a record as one value under its YCSB key, in the layout
+//! of [`crate::kv`] (what YCSB's RocksDB binding does with its serialized field
+//! map). The generic layer gives every engine the same semantics:
+//!
+//! - reads and scans decode the stored value;
+//! - an insert with `insert` semantics, an update with `update` semantics, a
+//!   partial update (a read-modify-write) and a delete read the current value
+//!   first; those writes of one key are serialized by a striped lock, so two
+//!   sessions cannot both insert a key or lose each other's fields;
+//! - a whole-record upsert is a blind write (what YCSB measures).
+//!
+//! The database directory is locked (`yardstick.lock`, an advisory file lock)
+//! so a second process gets a clear error instead of a corrupted run, and its
+//! bytes on disk (allocated blocks, so sparse files count what they use) are
+//! recorded before and after every phase.
+use crate::kv;
+use crate::url::Target;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use yardstick_core::binding::*;
+
+#[cfg(feature = "fjall")]
+pub mod fjall;
+#[cfg(feature = "leveldb")]
+pub mod leveldb;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
+#[cfg(feature = "redb")]
+pub mod redb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
+
+/// An opened engine: thread-safe, hands out one handle per session.
+pub trait Engine: Send + Sync + 'static {
+    type Handle: Handle;
+    /// A handle for one session, created on the thread that uses it.
+    fn handle(&self) -> Result<Self::Handle, BindingError>;
+    /// Engine name, version and effective options.
+    fn info(&self) -> EngineInfo;
+    /// Writes buffered data (memtables, dirty cache pages) to its files, so
+    /// bytes on disk measure the stored data rather than a write-ahead log.
+    fn flush(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// One session's access to an engine. Errors are the engine's own message.
+pub trait Handle: 'static {
+    /// Copies the value of `key` into `out`; false when the key is absent.
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    fn delete(&mut self, key: &[u8]) -> Result<(), String>;
+    /// Calls `row` for up to `count` entries with key >= `start`, in key order.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        count: usize,
+        row: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), String>;
+    /// Writes every pair, as one engine batch where the engine has them.
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+        rows.iter().try_for_each(|(k, v)| self.put(k, v))
+    }
+}
+
+/// The directory of an embedded database, locked for this process.
+pub struct Dir {
+    pub path: PathBuf,
+    _lock: File,
+}
+
+impl Dir {
+    /// Checks and locks the directory named by `target`: created by `load`
+    /// (`opts.create`), required to exist for `run`.
+    pub fn open(target: &Target, opts: &OpenOptions, engine: &str) -> Result<Dir, BindingError> {
+        let scheme = &target.scheme;
+        if target.rest.is_empty() {
+            return Err(BindingError::Config(format!(
+                "{scheme}:// needs a directory: {scheme}:///absolute/dir or {scheme}://relative/dir"
+            )));
+        }
+        let path = PathBuf::from(&target.rest);
+        if path.exists() && !path.is_dir() {
+            return Err(BindingError::Config(format!(
+                "{} is a file, not a directory: give {engine} a directory of its own",
+                path.display()
+            )));
+        }
+        if !path.exists() {
+            if !opts.create {
+                return Err(BindingError::Unavailable(format!(
+                    "{engine} directory {} does not exist: run `yardstick load` with the same --db first",
+                    path.display()
+                )));
+            }
+            std::fs::create_dir_all(&path).map_err(|e| {
+                BindingError::Io(format!(
+                    "cannot create {engine} directory {}: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+        let lock_path = path.join("yardstick.lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| {
+                BindingError::Io(format!(
+                    "cannot open {}: {e}; is the directory writable?",
+                    lock_path.display()
+                ))
+            })?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(BindingError::Unavailable(format!(
+                    "{engine} directory {} is in use by another process (it holds yardstick.lock); wait for it or use another directory",
+                    path.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(BindingError::Io(format!(
+                    "cannot lock {}: {e}",
+                    lock_path.display()
+                )))
+            }
+        }
+        Ok(Dir { path, _lock: lock })
+    }
+
+    /// Whether the directory holds nothing but yardstick's lock file.
+    pub fn is_empty(&self) -> bool {
+        std::fs::read_dir(&self.path)
+            .map(|mut it| {
+                it.all(|e| {
+                    e.map(|e| e.file_name() == "yardstick.lock")
+                        .unwrap_or(false)
+                })
+            })
+            .unwrap_or(true)
+    }
+}
+
+/// Bytes allocated on disk under `path` (sparse files count their blocks).
+pub fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if meta.is_dir() {
+        std::fs::read_dir(path)
+            .map(|it| it.flatten().map(|e| disk_usage(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        meta.blocks() * 512
+    }
+}
+
+/// A run's engine, semantics and directory.
+pub struct KvBinding<E: Engine> {
+    engine: Arc<E>,
+    shared: Arc<Shared>,
+    dir: Dir,
+    name: &'static str,
+}
+
+struct Shared {
+    fields: usize,
+    insert_mode: InsertMode,
+    update_mode: UpdateMode,
+    /// Serializes the conditional and read-modify-write operations of a key.
+    locks: Box<[Mutex<()>]>,
+}
+
+const STRIPES: usize = 4096;
+
+impl Shared {
+    fn lock(&self, key: &[u8]) -> std::sync::MutexGuard<'_, ()> {
+        // FNV-1a: cheap and well spread over YCSB's keys
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in key {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.locks[(h as usize) % STRIPES]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl<E: Engine> KvBinding<E> {
+    pub fn new(engine: E, dir: Dir, opts: &OpenOptions, name: &'static str) -> Self {
+        KvBinding {
+            engine: Arc::new(engine),
+            shared: Arc::new(Shared {
+                fields: opts.schema.fields.len(),
+                insert_mode: opts.insert_mode,
+                update_mode: opts.update_mode,
+                locks: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            }),
+            dir,
+            name,
+        }
+    }
+
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+}
+
+impl<E: Engine> Binding for KvBinding<E> {
+    type Session = KvSession<E::Handle>;
+
+    async fn session(&self) -> Result<Self::Session, BindingError> {
+        Ok(KvSession {
+            h: self.engine.handle()?,
+            shared: self.shared.clone(),
+            value: Vec::new(),
+            merged: Vec::new(),
+            encoded: Vec::new(),
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        let mut info = self.engine.info();
+        info.settings
+            .insert("directory".into(), self.dir.path.display().to_string());
+        info.settings.insert(
+            "writes".into(),
+            format!(
+                "{}: one value per record; insert semantics and partial updates read first under a per-key lock",
+                self.name
+            ),
+        );
+        info
+    }
+
+    fn disk_bytes(&self) -> Option<u64> {
+        // measured between phases: flushing first makes the figure the stored
+        // data's size (the compression ratio), not the write-ahead log's
+        let _ = self.engine.flush();
+        Some(disk_usage(&self.dir.path))
+    }
+}
+
+pub struct KvSession<H> {
+    h: H,
+    shared: Arc<Shared>,
+    value: Vec<u8>,
+    merged: Vec<u8>,
+    encoded: Vec<u8>,
+}
+
+#[cold]
+fn engine_error(e: String) -> Outcome {
+    Outcome::failed(Status::Error, e)
+}
+
+#[cold]
+fn malformed(e: kv::Malformed) -> Outcome {
+    Outcome::failed(Status::Error, e)
+}
+
+impl<H: Handle> Session for KvSession<H> {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        out.clear();
+        match self.h.get(key, &mut self.value) {
+            Ok(true) => match kv::decode(self.shared.fields, &self.value, fields, out) {
+                Ok(bytes) => Outcome::ok(1, bytes),
+                Err(e) => malformed(e),
+            },
+            Ok(false) => Outcome::status(Status::NotFound),
+            Err(e) => engine_error(e),
+        }
+    }
+
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome {
+        out.clear();
+        let n = self.shared.fields;
+        let mut bytes = 0;
+        let mut bad = None;
+        let r = self.h.scan(start, count as usize, &mut |k, v| {
+            let rec = out.push(k);
+            match kv::decode(n, v, fields, rec) {
+                Ok(b) => bytes += b,
+                Err(e) => bad = Some(e),
+            }
+        });
+        match (r, bad) {
+            (Err(e), _) => engine_error(e),
+            (Ok(()), Some(e)) => malformed(e),
+            (Ok(()), None) => Outcome::ok(out.len() as u64, bytes),
+        }
+    }
+
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        let s = self.shared.clone();
+        if s.update_mode == UpdateMode::Upsert && kv::is_whole(s.fields, values) {
+            kv::encode(s.fields, values, &mut self.encoded);
+            let _g = s.lock(key);
+            return match self.h.put(key, &self.encoded) {
+                Ok(()) => Outcome::ok(0, values.bytes()),
+                Err(e) => engine_error(e),
+            };
+        }
+        let _g = s.lock(key);
+        let exists = match self.h.get(key, &mut self.value) {
+            Ok(x) => x,
+            Err(e) => return engine_error(e),
+        };
+        let new = if exists {
+            if let Err(e) = kv::merge(s.fields, &self.value, values, &mut self.merged) {
+                return malformed(e);
+            }
+            &self.merged
+        } else if s.update_mode == UpdateMode::Upsert {
+            kv::encode(s.fields, values, &mut self.encoded);
+            &self.encoded
+        } else {
+            return Outcome::status(Status::NotFound);
+        };
+        match self.h.put(key, new) {
+            Ok(()) => Outcome::ok(0, values.bytes()),
+            Err(e) => engine_error(e),
+        }
+    }
+
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        let s = self.shared.clone();
+        kv::encode(s.fields, values, &mut self.encoded);
+        let _g = s.lock(key);
+        if s.insert_mode == InsertMode::Insert {
+            match self.h.get(key, &mut self.value) {
+                Ok(true) => return Outcome::status(Status::DuplicateKey),
+                Ok(false) => {}
+                Err(e) => return engine_error(e),
+            }
+        }
+        match self.h.put(key, &self.encoded) {
+            Ok(()) => Outcome::ok(0, values.bytes()),
+            Err(e) => engine_error(e),
+        }
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Outcome {
+        let s = self.shared.clone();
+        let _g = s.lock(key);
+        match self.h.get(key, &mut self.value) {
+            Ok(true) => match self.h.delete(key) {
+                Ok(()) => Outcome::ok(0, 0),
+                Err(e) => engine_error(e),
+            },
+            Ok(false) => Outcome::status(Status::NotFound),
+            Err(e) => engine_error(e),
+        }
+    }
+
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        let s = self.shared.clone();
+        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(batch.len());
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(batch.len());
+        let mut duplicates = 0;
+        for (key, values) in batch.rows() {
+            if s.insert_mode == InsertMode::Insert {
+                match self.h.get(key, &mut self.value) {
+                    Ok(true) => {
+                        duplicates += 1;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(e) => return engine_error(e),
+                }
+            }
+            let mut buf = Vec::new();
+            kv::encode(s.fields, values, &mut buf);
+            encoded.push(buf);
+            keys.push(key);
+        }
+        let rows: Vec<(&[u8], &[u8])> = keys
+            .iter()
+            .zip(&encoded)
+            .map(|(k, v)| (*k, v.as_slice()))
+            .collect();
+        if let Err(e) = self.h.put_batch(&rows) {
+            return engine_error(e);
+        }
+        if duplicates > 0 {
+            let mut out = Outcome::failed(
+                Status::DuplicateKey,
+                format!("{duplicates} of {} keys of the batch existed", batch.len()),
+            );
+            out.rows = rows.len() as u64;
+            return out;
+        }
+        Outcome::ok(rows.len() as u64, batch.bytes())
+    }
+}
+
+/// Parses a byte-size URL option of engine `engine`.
+pub fn size_option(target: &Target, engine: &str, name: &str) -> Result<Option<u64>, BindingError> {
+    target
+        .param(name)
+        .map(|v| {
+            crate::url::parse_bytes(v).ok_or_else(|| {
+                BindingError::Config(format!(
+                    "{engine} {name}={v} is not a size: write for example {name}=64MiB"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// Parses a whole-number URL option of engine `engine` within `range`.
+pub fn int_option(
+    target: &Target,
+    engine: &str,
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<Option<u64>, BindingError> {
+    target
+        .param(name)
+        .map(|v| {
+            v.parse::<u64>()
+                .ok()
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| {
+                    BindingError::Config(format!(
+                        "{engine} {name}={v} is not valid: use a whole number from {} to {}",
+                        range.start(),
+                        range.end()
+                    ))
+                })
+        })
+        .transpose()
+}
+
+/// Parses a true/false URL option.
+pub fn bool_option(
+    target: &Target,
+    engine: &str,
+    name: &str,
+) -> Result<Option<bool>, BindingError> {
+    target
+        .param(name)
+        .map(|v| match v {
+            "true" | "1" | "on" => Ok(true),
+            "false" | "0" | "off" => Ok(false),
+            _ => Err(BindingError::Config(format!(
+                "{engine} {name}={v} is not valid: use true or false"
+            ))),
+        })
+        .transpose()
+}
+
+/// Parses an option that must be one of `choices`.
+pub fn choice_option<'a>(
+    target: &'a Target,
+    engine: &str,
+    name: &str,
+    choices: &[&str],
+) -> Result<Option<&'a str>, BindingError> {
+    match target.param(name) {
+        None => Ok(None),
+        Some(v) if choices.contains(&v) => Ok(Some(v)),
+        Some(v) => Err(BindingError::Config(format!(
+            "{engine} {name}={v} is not valid: use {}",
+            choices.join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    /// A fresh directory URL for `scheme` per call, under one temporary
+    /// directory per test process.
+    pub fn fresh_url(scheme: &str, query: &str) -> String {
+        static ROOT: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+        let root = ROOT.get_or_init(|| tempfile::tempdir().expect("a temporary directory"));
+        let dir = root.path().join(crate::testing::unique_name(scheme));
+        format!("{scheme}://{}{query}", dir.display())
+    }
+
+    /// Checks every embedded engine shares: a run against a directory never
+    /// loaded, a directory another binding holds, a directory whose files are
+    /// garbage (all refused with one clear line), and data that survives
+    /// closing and reopening, with its bytes on disk reported.
+    /// `$open`: `fn(&Target, &OpenOptions) -> Result<B, BindingError>`.
+    macro_rules! engine_checks {
+        ($scheme:expr, $query:expr, $open:path) => {
+            mod engine_checks {
+                use super::*;
+                use yardstick_core::conformance::options;
+
+                fn open_url(url: &str, create: bool) -> Result<impl Binding, BindingError> {
+                    let mut opts = options(InsertMode::Insert, UpdateMode::Update);
+                    opts.create = create;
+                    $open(&Target::parse(url)?, &opts)
+                }
+
+                fn rt() -> tokio::runtime::Runtime {
+                    tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap()
+                }
+
+                fn fill<B: Binding>(b: &B, n: usize) {
+                    rt().block_on(async {
+                        let mut s = b.session().await.unwrap();
+                        let mut batch = Batch::default();
+                        for i in 0..n {
+                            let (k, v) = batch.push();
+                            k.extend_from_slice(format!("user{i:06}").as_bytes());
+                            for f in 0..3 {
+                                v.push(f).extend_from_slice(&[b'a' + (i % 26) as u8; 100]);
+                            }
+                        }
+                        let out = s.insert_batch(&batch).await;
+                        assert_eq!(out.status, Status::Ok, "{:?}", out.detail);
+                    });
+                }
+
+                #[test]
+                fn a_run_before_any_load_is_refused() {
+                    let url = crate::embedded::testing::fresh_url($scheme, $query);
+                    let e = open_url(&url, false).err().unwrap().to_string();
+                    assert!(e.contains("yardstick load") && !e.contains('\n'), "{e}");
+                    // an empty directory is not a database either
+                    let dir = url.split_once("://").unwrap().1.split('?').next().unwrap();
+                    std::fs::create_dir_all(dir).unwrap();
+                    let e = open_url(&url, false).err().unwrap().to_string();
+                    assert!(e.contains("yardstick load"), "{e}");
+                }
+
+                #[test]
+                fn a_directory_in_use_is_refused_and_data_survives_a_reopen() {
+                    let url = crate::embedded::testing::fresh_url($scheme, $query);
+                    let b = open_url(&url, true).unwrap();
+                    let e = open_url(&url, false).err().unwrap().to_string();
+                    assert!(e.contains("in use by another process"), "{e}");
+                    fill(&b, 500);
+                    drop(b);
+                    let b = open_url(&url, false).unwrap();
+                    assert!(b.disk_bytes().unwrap() > 0);
+                    rt().block_on(async {
+                        let mut s = b.session().await.unwrap();
+                        let mut rec = Record::with_fields(3);
+                        let out = s.read(b"user000499", Fields::All, &mut rec).await;
+                        assert_eq!(out.status, Status::Ok, "{:?}", out.detail);
+                        assert_eq!(rec.get(2), Some(&[b'a' + (499 % 26) as u8; 100][..]));
+                        let mut rows = ScanRows::with_fields(3);
+                        let out = s.scan(b"user000100", 50, Fields::One(0), &mut rows).await;
+                        assert_eq!((out.status, out.rows), (Status::Ok, 50));
+                    });
+                    let info = b.info();
+                    assert!(
+                        !info.version.is_empty() && info.version != "unknown",
+                        "{info:?}"
+                    );
+                }
+
+                #[test]
+                fn garbage_files_are_an_error_not_a_crash() {
+                    let url = crate::embedded::testing::fresh_url($scheme, $query);
+                    let b = open_url(&url, true).unwrap();
+                    fill(&b, 50);
+                    drop(b);
+                    let dir = url.split_once("://").unwrap().1.split('?').next().unwrap();
+                    crate::embedded::testing::scribble(std::path::Path::new(dir));
+                    let e = open_url(&url, false).err().map(|e| e.to_string());
+                    assert!(e.as_deref().is_some_and(|e| !e.contains('\n')), "{e:?}");
+                }
+
+                #[test]
+                fn impossible_options_are_one_clear_line() {
+                    let url = crate::embedded::testing::fresh_url($scheme, "?no_such_option=1");
+                    let e = open_url(&url, true).err().unwrap().to_string();
+                    assert!(e.contains("no_such_option"), "{e}");
+                }
+            }
+        };
+    }
+    pub(crate) use engine_checks;
+
+    /// Overwrites every file under `dir` (but yardstick's lock) with garbage of
+    /// the same length, as a damaged disk or another program would.
+    pub fn scribble(dir: &std::path::Path) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                scribble(&p);
+            } else if e.file_name() != "yardstick.lock" {
+                let len = std::fs::metadata(&p).unwrap().len().max(64) as usize;
+                let junk: Vec<u8> = (0..len).map(|i| (i * 7 + 13) as u8).collect();
+                std::fs::write(&p, junk).unwrap();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::sync::RwLock;
+
+    /// An in-memory engine, to test the generic layer without a library.
+    #[derive(Default)]
+    struct Memory(Arc<RwLock<BTreeMap<Vec<u8>, Vec<u8>>>>);
+
+    impl Engine for Memory {
+        type Handle = Memory;
+        fn handle(&self) -> Result<Memory, BindingError> {
+            Ok(Memory(self.0.clone()))
+        }
+        fn info(&self) -> EngineInfo {
+            EngineInfo {
+                name: "memory".into(),
+                version: "1".into(),
+                settings: BTreeMap::new(),
+            }
+        }
+    }
+
+    impl Handle for Memory {
+        fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+            // widen the window between the read and the write of a conditional op
+            std::thread::yield_now();
+            match self.0.read().unwrap().get(key) {
+                Some(v) => {
+                    out.clone_from(v);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        }
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+            self.0.write().unwrap().insert(key.to_vec(), value.to_vec());
+            Ok(())
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+            self.0.write().unwrap().remove(key);
+            Ok(())
+        }
+        fn scan(
+            &mut self,
+            start: &[u8],
+            count: usize,
+            row: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<(), String> {
+            for (k, v) in self.0.read().unwrap().range(start.to_vec()..).take(count) {
+                row(k, v);
+            }
+            Ok(())
+        }
+    }
+
+    fn open_memory(opts: &OpenOptions) -> Result<KvBinding<Memory>, BindingError> {
+        let url = testing::fresh_url("memory", "");
+        let dir = Dir::open(&Target::parse(&url)?, opts, "memory")?;
+        Ok(KvBinding::new(Memory::default(), dir, opts, "memory"))
+    }
+
+    yardstick_core::conformance_suite!(open_memory);
+
+    #[test]
+    fn concurrent_inserts_of_one_key_with_insert_semantics_let_exactly_one_win() {
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let b = Arc::new(open_memory(&opts).unwrap());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let b = b.clone();
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    rt.block_on(async {
+                        let mut s = b.session().await.unwrap();
+                        let mut won = 0;
+                        for k in 0..200 {
+                            let mut ws = WriteSet::default();
+                            ws.push(0).extend_from_slice(format!("t{t}").as_bytes());
+                            let key = format!("key{k}");
+                            if s.insert(key.as_bytes(), &ws).await.status == Status::Ok {
+                                won += 1;
+                            }
+                        }
+                        won
+                    })
+                })
+            })
+            .collect();
+        let total: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(total, 200, "each key must be inserted exactly once");
+    }
+
+    #[test]
+    fn concurrent_partial_updates_keep_every_field() {
+        let opts = yardstick_core::conformance::options(InsertMode::Upsert, UpdateMode::Update);
+        let b = Arc::new(open_memory(&opts).unwrap());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut ws = WriteSet::default();
+            for f in 0..3 {
+                ws.push(f).extend_from_slice(b"0");
+            }
+            s.insert(b"k", &ws).await;
+        });
+        let threads: Vec<_> = (0..3)
+            .map(|field| {
+                let b = b.clone();
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    rt.block_on(async {
+                        let mut s = b.session().await.unwrap();
+                        for i in 1..=300u32 {
+                            let mut ws = WriteSet::default();
+                            ws.push(field).extend_from_slice(i.to_string().as_bytes());
+                            assert_eq!(s.update(b"k", &ws).await.status, Status::Ok);
+                        }
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        rt.block_on(async {
+            let mut s = b.session().await.unwrap();
+            let mut rec = Record::with_fields(3);
+            s.read(b"k", Fields::All, &mut rec).await;
+            for f in 0..3 {
+                assert_eq!(rec.get(f), Some(&b"300"[..]), "field {f} lost an update");
+            }
+        });
+    }
+
+    #[test]
+    fn disk_usage_counts_allocated_blocks_not_apparent_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let sparse = std::fs::File::create(dir.path().join("sparse")).unwrap();
+        sparse.set_len(1 << 30).unwrap();
+        std::fs::write(dir.path().join("dense"), vec![1u8; 1 << 16]).unwrap();
+        let used = disk_usage(dir.path());
+        assert!((1 << 16..1 << 20).contains(&used), "{used}");
+    }
+
+    #[test]
+    fn a_file_where_the_directory_should_be_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"x").unwrap();
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let t = Target::parse(&format!("memory://{}", file.display())).unwrap();
+        let e = Dir::open(&t, &opts, "memory").err().unwrap().to_string();
+        assert!(e.contains("is a file, not a directory"), "{e}");
+        let t = Target::parse("memory://").unwrap();
+        let e = Dir::open(&t, &opts, "memory").err().unwrap().to_string();
+        assert!(e.contains("needs a directory"), "{e}");
+    }
+}

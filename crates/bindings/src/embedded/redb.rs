@@ -1,0 +1,218 @@
+//! `redb:///dir`: redb, a copy-on-write B-tree in pure Rust (one file,
+//! `dir/redb.db`). Every write is its own write transaction.
+//!
+//! URL options: `cache_size` (default redb's 1 GiB), `durability`
+//! (`none`, the default: commits are not fsynced, and one durable commit is
+//! made when the run closes the database, comparable to the other engines'
+//! defaults; `immediate`: fsync every commit).
+use super::{choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::url::Target;
+use redb::{Database, Durability, ReadableDatabase, TableDefinition};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use yardstick_core::binding::*;
+
+pub const OPTIONS: &[&str] = &["cache_size", "durability"];
+
+pub struct RedbEngine {
+    db: Arc<Database>,
+    table: Arc<str>,
+    immediate: bool,
+    settings: BTreeMap<String, String>,
+}
+
+pub type RedbBinding = KvBinding<RedbEngine>;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn def(table: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
+    TableDefinition::new(table)
+}
+
+pub fn open(target: &Target, opts: &OpenOptions) -> Result<RedbBinding, BindingError> {
+    target.allow_only(OPTIONS)?;
+    let cache = size_option(target, "redb", "cache_size")?;
+    let immediate =
+        choice_option(target, "redb", "durability", &["none", "immediate"])? == Some("immediate");
+    let dir = Dir::open(target, opts, "redb")?;
+    let file = dir.path.join("redb.db");
+    if !opts.create && !file.exists() {
+        return Err(BindingError::Unavailable(format!(
+            "redb database {} does not exist: run `yardstick load` with the same --db first",
+            file.display()
+        )));
+    }
+    let mut builder = Database::builder();
+    if let Some(n) = cache {
+        builder.set_cache_size(n as usize);
+    }
+    let db = builder.create(&file).map_err(|e| {
+        BindingError::Io(format!(
+            "cannot open redb database {}: {e}; is it a redb file, and not damaged?",
+            file.display()
+        ))
+    })?;
+    let table: Arc<str> = opts.schema.table.as_str().into();
+    // make sure the table exists (load) or is there (run)
+    if opts.create {
+        let tx = db.begin_write().map_err(|e| BindingError::Io(err(e)))?;
+        tx.open_table(def(&table))
+            .map_err(|e| BindingError::Io(format!("cannot create redb table {table}: {e}")))?;
+        tx.commit().map_err(|e| BindingError::Io(err(e)))?;
+    } else {
+        let tx = db.begin_read().map_err(|e| BindingError::Io(err(e)))?;
+        if tx.open_table(def(&table)).is_err() {
+            return Err(BindingError::Unavailable(format!(
+                "redb database {} has no table {table}: run `yardstick load` with the same --db and table first",
+                file.display()
+            )));
+        }
+    }
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "cache_size".into(),
+        cache.map_or_else(|| "redb default (1 GiB)".into(), |n| n.to_string()),
+    );
+    settings.insert(
+        "durability".into(),
+        if immediate {
+            "immediate (fsync per commit)"
+        } else {
+            "none per commit, one durable commit at close"
+        }
+        .into(),
+    );
+    let engine = RedbEngine {
+        db: Arc::new(db),
+        table,
+        immediate,
+        settings,
+    };
+    Ok(KvBinding::new(engine, dir, opts, "redb"))
+}
+
+impl RedbEngine {
+    /// A durable (empty) commit: non-durable commits before it reach the file.
+    fn durable_commit(&self) -> Result<(), String> {
+        self.db.begin_write().map_err(err)?.commit().map_err(err)
+    }
+}
+
+impl Drop for RedbEngine {
+    fn drop(&mut self) {
+        if !self.immediate {
+            let _ = self.durable_commit();
+        }
+    }
+}
+
+impl Engine for RedbEngine {
+    type Handle = RedbHandle;
+
+    fn handle(&self) -> Result<RedbHandle, BindingError> {
+        Ok(RedbHandle {
+            db: self.db.clone(),
+            table: self.table.clone(),
+            immediate: self.immediate,
+        })
+    }
+
+    fn flush(&self) -> Result<(), String> {
+        self.durable_commit()
+    }
+
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "redb".into(),
+            version: env!("YARDSTICK_REDB_VERSION").into(),
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+pub struct RedbHandle {
+    db: Arc<Database>,
+    table: Arc<str>,
+    immediate: bool,
+}
+
+impl RedbHandle {
+    fn write(
+        &self,
+        f: impl FnOnce(
+            &mut redb::Table<'_, &'static [u8], &'static [u8]>,
+        ) -> Result<(), redb::StorageError>,
+    ) -> Result<(), String> {
+        let mut tx = self.db.begin_write().map_err(err)?;
+        if !self.immediate {
+            tx.set_durability(Durability::None).map_err(err)?;
+        }
+        {
+            let mut t = tx.open_table(def(&self.table)).map_err(err)?;
+            f(&mut t).map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+}
+
+impl Handle for RedbHandle {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+        let tx = self.db.begin_read().map_err(err)?;
+        let t = tx.open_table(def(&self.table)).map_err(err)?;
+        match t.get(key).map_err(err)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(v.value());
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.write(|t| t.insert(key, value).map(|_| ()))
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+        self.write(|t| t.remove(key).map(|_| ()))
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        count: usize,
+        row: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), String> {
+        let tx = self.db.begin_read().map_err(err)?;
+        let t = tx.open_table(def(&self.table)).map_err(err)?;
+        for item in t.range(start..).map_err(err)?.take(count) {
+            let (k, v) = item.map_err(err)?;
+            row(k.value(), v.value());
+        }
+        Ok(())
+    }
+
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+        self.write(|t| {
+            for (k, v) in rows {
+                t.insert(*k, *v)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::testing::fresh_url;
+
+    fn open_fresh(opts: &OpenOptions) -> Result<RedbBinding, BindingError> {
+        open(&Target::parse(&fresh_url("redb", ""))?, opts)
+    }
+
+    yardstick_core::conformance_suite!(open_fresh);
+    crate::embedded::testing::engine_checks!("redb", "", open);
+}

@@ -1,0 +1,264 @@
+//! `rocksdb:///dir`: RocksDB, linked from the system's librocksdb (Debian's
+//! librocksdb-dev 7.8) through the `rocksdb` crate. Records live in the
+//! default column family, one value per record.
+//!
+//! URL options (each recorded in the result; defaults in brackets):
+//! `cache_size` (block cache, [32MiB]), `write_buffer_size` ([64MiB]),
+//! `compression` (none, snappy, lz4, zstd, zlib [snappy]), `block_size`
+//! ([4KiB]), `bloom_bits` (bloom filter bits per key, 0 for none [10]),
+//! `max_background_jobs` ([2]), `max_open_files` ([-1]: all), `sync` (fsync
+//! the WAL on every write [false]), `disable_wal` ([false]).
+use super::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::url::Target;
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteBatch, WriteOptions, DB};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use yardstick_core::binding::*;
+
+pub const OPTIONS: &[&str] = &[
+    "cache_size",
+    "write_buffer_size",
+    "compression",
+    "block_size",
+    "bloom_bits",
+    "max_background_jobs",
+    "max_open_files",
+    "sync",
+    "disable_wal",
+];
+
+pub struct RocksEngine {
+    db: Arc<DB>,
+    write: Arc<WriteOptions>,
+    version: String,
+    settings: BTreeMap<String, String>,
+    _cache: Cache,
+}
+
+pub type RocksBinding = KvBinding<RocksEngine>;
+
+fn err(e: rocksdb::Error) -> String {
+    e.into_string()
+}
+
+pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, BindingError> {
+    target.allow_only(OPTIONS)?;
+    let name = "rocksdb";
+    let cache_size = size_option(target, name, "cache_size")?.unwrap_or(32 << 20);
+    let write_buffer = size_option(target, name, "write_buffer_size")?.unwrap_or(64 << 20);
+    let compression = choice_option(
+        target,
+        name,
+        "compression",
+        &["none", "snappy", "lz4", "zstd", "zlib"],
+    )?
+    .unwrap_or("snappy");
+    let block_size = size_option(target, name, "block_size")?.unwrap_or(4096);
+    let bloom_bits = int_option(target, name, "bloom_bits", 0..=64)?.unwrap_or(10);
+    let jobs = int_option(target, name, "max_background_jobs", 1..=256)?.unwrap_or(2);
+    let max_open_files: i32 = match target.param("max_open_files") {
+        None => -1,
+        Some(v) => v
+            .parse()
+            .ok()
+            .filter(|n| *n == -1 || *n >= 16)
+            .ok_or_else(|| {
+                BindingError::Config(format!(
+                "rocksdb max_open_files={v} is not valid: use -1 (keep all open) or at least 16"
+            ))
+            })?,
+    };
+    let sync = bool_option(target, name, "sync")?.unwrap_or(false);
+    let disable_wal = bool_option(target, name, "disable_wal")?.unwrap_or(false);
+    if !(256..=64 << 20).contains(&block_size) {
+        return Err(BindingError::Config(format!(
+            "rocksdb block_size={block_size} is not valid: use 256 bytes to 64MiB"
+        )));
+    }
+    let dir = Dir::open(target, opts, "RocksDB")?;
+    if !opts.create && !dir.path.join("CURRENT").exists() {
+        return Err(BindingError::Unavailable(format!(
+            "RocksDB database {} does not exist: run `yardstick load` with the same --db first",
+            dir.path.display()
+        )));
+    }
+    let cache = Cache::new_lru_cache(cache_size as usize)
+        .map_err(|e| BindingError::Config(format!("rocksdb cache_size={cache_size}: {e}")))?;
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(&cache);
+    table.set_block_size(block_size as usize);
+    if bloom_bits > 0 {
+        table.set_bloom_filter(bloom_bits as f64, false);
+    }
+    let mut o = Options::default();
+    o.create_if_missing(opts.create);
+    o.set_block_based_table_factory(&table);
+    o.set_write_buffer_size(write_buffer as usize);
+    o.set_compression_type(match compression {
+        "none" => DBCompressionType::None,
+        "lz4" => DBCompressionType::Lz4,
+        "zstd" => DBCompressionType::Zstd,
+        "zlib" => DBCompressionType::Zlib,
+        _ => DBCompressionType::Snappy,
+    });
+    o.set_max_background_jobs(jobs as i32);
+    o.set_max_open_files(max_open_files);
+    let db = DB::open(&o, &dir.path).map_err(|e| {
+        let e = e.into_string();
+        if e.contains("Compression type") || e.contains("not supported") {
+            BindingError::Config(format!(
+                "RocksDB cannot use compression={compression}: {e}; the linked library lacks it, choose another"
+            ))
+        } else {
+            BindingError::Io(format!(
+                "cannot open RocksDB database {}: {e}",
+                dir.path.display()
+            ))
+        }
+    })?;
+    let mut write = WriteOptions::default();
+    write.set_sync(sync);
+    write.disable_wal(disable_wal);
+    let version = options_file_version(&dir.path).unwrap_or_else(|| "unknown".into());
+    let mut settings = BTreeMap::new();
+    for (k, v) in [
+        ("cache_size", cache_size.to_string()),
+        ("write_buffer_size", write_buffer.to_string()),
+        ("compression", compression.to_string()),
+        ("block_size", block_size.to_string()),
+        ("bloom_bits", bloom_bits.to_string()),
+        ("max_background_jobs", jobs.to_string()),
+        ("max_open_files", max_open_files.to_string()),
+        ("sync", sync.to_string()),
+        ("disable_wal", disable_wal.to_string()),
+        ("column_family", "default".to_string()),
+        (
+            "crate",
+            format!("rocksdb {}", env!("YARDSTICK_ROCKSDB_VERSION")),
+        ),
+    ] {
+        settings.insert(k.to_string(), v);
+    }
+    let engine = RocksEngine {
+        db: Arc::new(db),
+        write: Arc::new(write),
+        version,
+        settings,
+        _cache: cache,
+    };
+    Ok(KvBinding::new(engine, dir, opts, "rocksdb"))
+}
+
+/// The library version RocksDB writes into its newest OPTIONS file
+/// (`rocksdb_version=7.8.3`): the linked library's, not the crate's.
+fn options_file_version(dir: &Path) -> Option<String> {
+    let newest = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS-"))
+        .max_by_key(|e| e.file_name())?;
+    let text = std::fs::read_to_string(newest.path()).ok()?;
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("rocksdb_version="))
+        .map(str::to_string)
+}
+
+impl Engine for RocksEngine {
+    type Handle = RocksHandle;
+
+    fn handle(&self) -> Result<RocksHandle, BindingError> {
+        Ok(RocksHandle {
+            db: self.db.clone(),
+            write: self.write.clone(),
+        })
+    }
+
+    fn flush(&self) -> Result<(), String> {
+        self.db.flush().map_err(err)
+    }
+
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "rocksdb".into(),
+            version: self.version.clone(),
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+pub struct RocksHandle {
+    db: Arc<DB>,
+    write: Arc<WriteOptions>,
+}
+
+impl Handle for RocksHandle {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+        match self.db.get_pinned(key).map_err(err)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.db.put_opt(key, value, &self.write).map_err(err)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+        self.db.delete_opt(key, &self.write).map_err(err)
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        count: usize,
+        row: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), String> {
+        let mut it = self.db.raw_iterator();
+        it.seek(start);
+        let mut n = 0;
+        while n < count && it.valid() {
+            if let (Some(k), Some(v)) = (it.key(), it.value()) {
+                row(k, v);
+            }
+            n += 1;
+            it.next();
+        }
+        it.status().map_err(err)
+    }
+
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+        let mut batch = WriteBatch::default();
+        for (k, v) in rows {
+            batch.put(k, v);
+        }
+        self.db.write_opt(batch, &self.write).map_err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::testing::fresh_url;
+
+    fn open_fresh(opts: &OpenOptions) -> Result<RocksBinding, BindingError> {
+        open(&Target::parse(&fresh_url("rocksdb", ""))?, opts)
+    }
+
+    yardstick_core::conformance_suite!(open_fresh);
+    crate::embedded::testing::engine_checks!("rocksdb", "", open);
+
+    #[test]
+    fn the_linked_library_version_and_options_are_recorded() {
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let b = open_fresh(&opts).unwrap();
+        let info = b.info();
+        assert!(info.version.starts_with("7."), "{info:?}");
+        assert_eq!(info.settings["compression"], "snappy");
+        assert_eq!(info.settings["bloom_bits"], "10");
+    }
+}
