@@ -5,6 +5,8 @@
 //! be written; 2 bad input or a target that cannot be used (nothing ran);
 //! 130 interrupted by Ctrl-C (the partial result was written).
 pub mod list;
+pub mod matrix;
+pub mod memlimit;
 pub mod phase;
 pub mod status;
 pub mod workloads;
@@ -59,6 +61,10 @@ pub enum Command {
     /// Run the workload's operation mix (YCSB's transaction phase). Without --db,
     /// loads a small data set into SQLite in a temporary directory first.
     Run(PhaseArgs),
+    /// The storage-engine experiment: load each engine (--db, repeatable) once,
+    /// then run every test preset under every memory budget, each cell a
+    /// capped process with its own result, tied together by index.json.
+    Matrix(matrix::MatrixArgs),
     /// List bindings, built-in workloads or properties with their defaults.
     List {
         #[arg(value_enum, default_value = "all")]
@@ -143,6 +149,12 @@ pub struct PhaseArgs {
     /// counted in the result and latency covers every attempt).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// Cap the memory of the benchmark process, engine and page cache included,
+    /// e.g. 3G or 512MiB: the phase runs as a child in a memory cgroup of its
+    /// own (cgroup v1 or v2; root or a delegated subtree), after cached pages
+    /// are dropped. An OOM kill is recorded in the result. Needs --db.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub memory_limit: Option<u64>,
     /// Load phase: insert N records per call with the binding's bulk path
     /// (multi-row INSERT, COPY, pipelines); sets db.batchsize.
     #[arg(long, value_name = "N")]
@@ -153,6 +165,18 @@ pub struct PhaseArgs {
 pub enum OnError {
     Stop,
     Continue,
+}
+
+/// `3G`, `512MiB`, `1.5GiB`, or plain bytes; at least 16 MiB.
+pub fn parse_size_arg(s: &str) -> Result<u64, String> {
+    let v = yardstick_bindings::url::parse_bytes(s)
+        .ok_or_else(|| format!("'{s}' is not a size: use for example 3G, 512MiB or 1.5GiB"))?;
+    if v < 16 << 20 {
+        return Err(format!(
+            "'{s}' is too small to run a benchmark process in: give at least 16MiB"
+        ));
+    }
+    Ok(v)
 }
 
 /// `30s`, `5m`, `1.5h`, `250ms`, or plain seconds.
@@ -193,6 +217,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
         .collect();
     let result = match &cli.command {
         Command::List { what } => list::print(*what),
+        Command::Matrix(a) => matrix::execute(a),
         Command::Load(a) => phase::execute(
             a,
             yardstick_core::workload::Phase::Load,

@@ -1,5 +1,6 @@
 //! `yardstick load` and `yardstick run`: resolve properties, open the target,
 //! run with a status line, write the result atomically, print the summary.
+use crate::memlimit;
 use crate::status::StatusLine;
 use crate::{workloads, CliError, Format, OnError, PhaseArgs, EXIT_INTERRUPTED};
 use std::path::{Path, PathBuf};
@@ -204,6 +205,28 @@ pub fn execute(
     }
     let mut redactor = Redactor::default();
     redactor.add_url(&url);
+    if let Some(limit) = a.memory_limit {
+        if std::env::var_os(memlimit::CHILD_ENV).is_none() {
+            if a.db.is_none() {
+                return Err(CliError::bad_input(
+                    "--memory-limit needs --db: name the database whose process is capped",
+                ));
+            }
+            return run_capped(
+                a,
+                phase,
+                limit,
+                &props,
+                &config,
+                &workload,
+                &url,
+                seed,
+                &command_line,
+                &outputs[0],
+                &redactor,
+            );
+        }
+    }
     let mut code = 0;
     for (ph, out_path) in phases.iter().zip(outputs) {
         // The load that precedes a run without --db loads everything: time limits
@@ -326,41 +349,187 @@ fn run_one(
     let (out, engine, before, after, binding_retries) = opened
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
-    let ctx = ResultContext {
+    let extra: Vec<String> = binding_retries
+        .map(|n| {
+            format!("retry.limit={n}: the binding asks for conflicts (serialization failures) to be retried; set retry.limit to choose otherwise")
+        })
+        .into_iter()
+        .collect();
+    let binding = BindingInfo {
+        scheme: url.split("://").next().unwrap_or("").to_ascii_lowercase(),
+        url: result::redact_url(url),
+        engine,
+        disk_bytes_before: before,
+        disk_bytes_after: after,
+        compression_ratio: None,
+    };
+    let ctx = context(
+        command_line,
+        workload,
+        props,
+        &spec,
+        config,
+        binding,
+        redactor,
+        extra,
+    );
+    let mut result = result::build_result(ctx, &out);
+    if phase == Phase::Load {
+        let written: u64 = result.operations.values().map(|o| o.bytes).sum();
+        result.binding.compression_ratio = result.binding.load_compression_ratio(written);
+    }
+    if let Some(m) = memlimit::child_record() {
+        if m.page_cache.starts_with("not dropped") {
+            result.warnings.push(format!("page cache {}", m.page_cache));
+        }
+        result.memory_limit = Some(m);
+    }
+    Ok(result)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn context<'a>(
+    command_line: &[String],
+    workload: &str,
+    props: &'a Properties,
+    spec: &'a RunSpec,
+    config: &CoreConfig,
+    binding: BindingInfo,
+    redactor: &'a Redactor,
+    extra_warnings: Vec<String>,
+) -> ResultContext<'a> {
+    ResultContext {
         command_line: command_line.to_vec(),
         workload: workload.to_string(),
         properties: props,
-        spec: &spec,
+        spec,
         semantics: Semantics {
             insert: config.insert_mode,
             update: config.update_mode,
             read_modify_write: "read, then update with the configured update semantics".into(),
         },
-        binding: BindingInfo {
-            scheme: url.split("://").next().unwrap_or("").to_ascii_lowercase(),
-            url: result::redact_url(url),
-            engine,
-            disk_bytes_before: before,
-            disk_bytes_after: after,
-            compression_ratio: None,
-        },
+        binding,
         host: HostInfo::capture(),
         redactor,
         warnings: props
             .warnings
             .iter()
             .cloned()
-            .chain(binding_retries.map(|n| {
-                format!("retry.limit={n}: the binding asks for conflicts (serialization failures) to be retried; set retry.limit to choose otherwise")
-            }))
+            .chain(extra_warnings)
             .collect(),
-    };
-    let mut result = result::build_result(ctx, &out);
-    if phase == Phase::Load {
-        let written: u64 = result.operations.values().map(|o| o.bytes).sum();
-        result.binding.compression_ratio = result.binding.load_compression_ratio(written);
     }
-    Ok(result)
+}
+
+/// `--memory-limit`: runs this same command as a child in a memory cgroup and
+/// waits for it. The child writes its own result; when the cgroup's OOM
+/// killer (or any signal) ends it, this process writes the result instead.
+#[allow(clippy::too_many_arguments)]
+fn run_capped(
+    a: &PhaseArgs,
+    phase: Phase,
+    limit: u64,
+    props: &Properties,
+    config: &CoreConfig,
+    workload: &str,
+    url: &str,
+    seed: u64,
+    command_line: &[String],
+    out_path: &Path,
+    redactor: &Redactor,
+) -> Result<i32, CliError> {
+    let cg = memlimit::Cgroup::create(limit).map_err(CliError::bad_input)?;
+    let (page_cache, warning) = memlimit::drop_page_cache();
+    if let Some(w) = &warning {
+        eprintln!("yardstick: warning: {w}");
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failed(format!("cannot find the yardstick executable: {e}")))?;
+    let mut args: Vec<String> = command_line.iter().skip(1).cloned().collect();
+    if a.out.is_none() {
+        args.extend(["--out".into(), out_path.display().to_string()]);
+    }
+    if a.seed.is_none() {
+        args.extend(["--seed".into(), seed.to_string()]);
+    }
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(&args);
+    let started = SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let status = cg
+        .spawn(&mut cmd, &page_cache)
+        .and_then(|mut child| child.wait())
+        .map_err(|e| {
+            CliError::bad_input(format!(
+                "cannot run the benchmark process in cgroup {}: {e}",
+                cg.dir().display()
+            ))
+        })?;
+    if let Some(code) = status.code() {
+        return Ok(code);
+    }
+    let oom = cg.oom_killed();
+    let signal = memlimit::describe(&status).unwrap_or(0);
+    let why = if oom {
+        format!(
+            "killed by the memory limit: the cgroup's OOM killer ended the benchmark process (signal {signal}) at --memory-limit {limit} bytes; no figures were kept"
+        )
+    } else {
+        format!("the benchmark process was killed by signal {signal}; no figures were kept")
+    };
+    let spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
+        .map_err(CliError::bad_input)?;
+    let scheme = url.split("://").next().unwrap_or("").to_ascii_lowercase();
+    let binding = BindingInfo {
+        scheme: scheme.clone(),
+        url: result::redact_url(url),
+        engine: EngineInfo {
+            name: scheme,
+            version: "unknown (the benchmark process was killed)".into(),
+            settings: Default::default(),
+        },
+        disk_bytes_before: None,
+        disk_bytes_after: None,
+        compression_ratio: None,
+    };
+    let ctx = context(
+        command_line,
+        workload,
+        props,
+        &spec,
+        config,
+        binding,
+        redactor,
+        vec![why.clone()],
+    );
+    let out = RunOutput {
+        total: Default::default(),
+        series: Vec::new(),
+        started_at: started,
+        ended_at: SystemTime::now(),
+        measured_elapsed: t0.elapsed(),
+        warmup_ops: 0,
+        interrupted: false,
+        unstarted: 0,
+        final_lag_ns: 0,
+        cpu: Default::default(),
+        late_reports: 0,
+        stopped_by_errors: false,
+    };
+    let mut r = result::build_result(ctx, &out);
+    // no figures: the result is incomplete, and its first warning says why
+    r.complete = false;
+    r.memory_limit = Some(cg.record(&page_cache, oom));
+    let text = serde_json::to_vec_pretty(&r)
+        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
+    result::write_atomic(out_path, &text).map_err(|e| {
+        CliError::failed(format!(
+            "cannot write the result file {}: {e}",
+            out_path.display()
+        ))
+    })?;
+    eprintln!("yardstick: {why}");
+    eprintln!("result: {}", out_path.display());
+    Ok(crate::EXIT_FAILED)
 }
 
 /// Runs the phase once the dispatch table has opened the binding.

@@ -24,6 +24,25 @@ pub struct ResultContext<'a> {
 /// Process CPU above this share of all cores means the client may be the bottleneck.
 const SATURATED: f64 = 0.9;
 
+/// [value, cumulative fraction] points of `h`: HdrHistogram's percentile
+/// iteration, so points crowd toward the tail where latency plots need them.
+pub fn cdf(h: &hdrhistogram::Histogram<u64>) -> Vec<[f64; 2]> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut points: Vec<[f64; 2]> = Vec::new();
+    for v in h.iter_quantiles(5) {
+        let x = h.highest_equivalent(v.value_iterated_to()) as f64;
+        let q = v.quantile_iterated_to();
+        match points.last_mut() {
+            // one point per value: the highest fraction reached at it
+            Some(p) if p[0] == x => p[1] = q,
+            _ => points.push([x, q]),
+        }
+    }
+    points
+}
+
 pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     let spec = ctx.spec;
     let r = ctx.redactor;
@@ -55,6 +74,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
                 rows: o.rows,
                 bytes: o.bytes,
                 scan_rows: o.scan_rows.as_ref().map(Summary::of),
+                response_cdf: cdf(&o.response),
                 histograms: Histograms {
                     response: encode_histogram(&o.response),
                     service: encode_histogram(&o.service),
@@ -235,6 +255,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
                 count: *n,
             })
             .collect(),
+        memory_limit: None,
     }
 }
 
@@ -245,6 +266,29 @@ mod tests {
     use crate::stats::Recorder;
     use crate::workload::{CoreConfig, Phase};
     use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn the_cdf_rises_to_one_at_the_maximum_and_crowds_the_tail() {
+        let mut h =
+            hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let c = cdf(&h);
+        assert!(c
+            .windows(2)
+            .all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1]));
+        let last = c.last().unwrap();
+        assert_eq!(last[1], 1.0);
+        assert_eq!(last[0], h.highest_equivalent(h.max()) as f64);
+        // the median sits near 5 ms, and there are more points above p90 than below p50
+        let median = c.iter().find(|p| p[1] >= 0.5).unwrap()[0];
+        assert!((4.9e6..5.2e6).contains(&median), "{median}");
+        let tail = c.iter().filter(|p| p[1] > 0.9).count();
+        let body = c.iter().filter(|p| p[1] < 0.5).count();
+        assert!(tail > body, "{tail} points above p90, {body} below p50");
+        assert!(cdf(&hdrhistogram::Histogram::<u64>::new(3).unwrap()).is_empty());
+    }
 
     fn result_with_cpu(threads: &str, cpu_s: f64, target: Option<&str>) -> RunResult {
         let mut props = Properties::new();

@@ -55,6 +55,24 @@ pub struct RunResult {
     pub time_series: Vec<IntervalPoint>,
     pub warnings: Vec<String>,
     pub error_samples: Vec<ErrorSample>,
+    /// `--memory-limit`: the cap the benchmark process (engine included) ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<MemoryLimit>,
+}
+
+/// The memory cap of a run (`--memory-limit`) and what happened under it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryLimit {
+    pub bytes: u64,
+    /// How it was applied, e.g. "cgroup v1 memory.limit_in_bytes".
+    pub mechanism: String,
+    pub cgroup: String,
+    /// Whether cached pages were dropped before the phase, or why not.
+    pub page_cache: String,
+    /// Most memory (heap and page cache) the cgroup held.
+    pub peak_bytes: Option<u64>,
+    /// The cgroup's OOM killer ended the benchmark process.
+    pub oom_killed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -143,6 +161,11 @@ pub struct OpResult {
     pub bytes: u64,
     /// Scans: records returned per scan.
     pub scan_rows: Option<Summary>,
+    /// The response-time distribution as [nanoseconds, cumulative fraction]
+    /// points, dense in the tail (HdrHistogram's percentile iteration, 5 ticks
+    /// per half distance), for CDF plots on a log axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_cdf: Vec<[f64; 2]>,
     pub histograms: Histograms,
 }
 

@@ -1,0 +1,308 @@
+//! `--memory-limit SIZE`: the benchmark process, engine included, runs as a
+//! child in a memory cgroup of its own, as the storage-engine reports capped
+//! their benchmark processes. cgroup v2 sets `memory.max` (and
+//! `memory.swap.max=0`); cgroup v1 sets `memory.limit_in_bytes` (and
+//! `memory.memsw.limit_in_bytes` where swap is accounted). The page cache is
+//! charged to the cgroup too, so file reads are capped along with the heap;
+//! pages cached before the phase are dropped first when the kernel allows it,
+//! and the result records whether they were.
+//!
+//! When the cgroup's OOM killer ends the child, the parent writes the result
+//! itself, marked incomplete and `memory_limit.oom_killed`, so the cell of an
+//! experiment says what happened instead of vanishing.
+use std::ffi::CString;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use yardstick_core::result::MemoryLimit;
+
+/// Set in the child: the cgroup directory it runs in.
+pub const CHILD_ENV: &str = "YARDSTICK_MEMORY_CGROUP";
+const LIMIT_ENV: &str = "YARDSTICK_MEMORY_LIMIT";
+const MECHANISM_ENV: &str = "YARDSTICK_MEMORY_MECHANISM";
+const PAGE_CACHE_ENV: &str = "YARDSTICK_PAGE_CACHE";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V1,
+    V2,
+}
+
+/// A memory cgroup created for one child; removed when dropped.
+#[derive(Debug)]
+pub struct Cgroup {
+    dir: PathBuf,
+    version: Version,
+    limit: u64,
+    mechanism: String,
+}
+
+/// Where the memory controller of this process's cgroup lives, from
+/// /proc/self/mountinfo and /proc/self/cgroup.
+fn locate(mountinfo: &str, cgroups: &str) -> Option<(PathBuf, Version)> {
+    let own = |pred: &dyn Fn(&str) -> bool| -> Option<String> {
+        cgroups.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            pred(controllers).then(|| path.to_string())
+        })
+    };
+    // cgroup v1: a `cgroup` mount whose options include `memory`
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let mut r = right.split_whitespace();
+        let (fstype, _source, options) = (r.next()?, r.next(), r.next().unwrap_or(""));
+        let fields: Vec<&str> = left.split_whitespace().collect();
+        let (root, mount) = (fields.get(3)?, fields.get(4)?);
+        if fstype == "cgroup" && options.split(',').any(|o| o == "memory") {
+            let path = own(&|c| c.split(',').any(|x| x == "memory"))?;
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .trim_start_matches('/');
+            return Some((Path::new(mount).join(rel), Version::V1));
+        }
+    }
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let fields: Vec<&str> = left.split_whitespace().collect();
+        if right.split_whitespace().next() == Some("cgroup2") {
+            let (root, mount) = (fields.get(3)?, fields.get(4)?);
+            let path = own(&|c| c.is_empty())?;
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .trim_start_matches('/');
+            return Some((Path::new(mount).join(rel), Version::V2));
+        }
+    }
+    None
+}
+
+fn write(path: &Path, value: &str) -> std::io::Result<()> {
+    std::fs::write(path, value)
+}
+
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+impl Cgroup {
+    /// Creates a memory cgroup capped at `limit` bytes, or says in one line
+    /// why this machine does not allow it.
+    pub fn create(limit: u64) -> Result<Cgroup, String> {
+        let hint = "--memory-limit needs a memory cgroup it may create (root, or a delegated cgroup v2 subtree)";
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let (base, version) = locate(&mountinfo, &cgroups).ok_or_else(|| {
+            format!("{hint}, and this machine mounts no cgroup memory controller")
+        })?;
+        if version == Version::V2 {
+            // the controller must be enabled for children of our cgroup
+            let controllers =
+                std::fs::read_to_string(base.join("cgroup.subtree_control")).unwrap_or_default();
+            if !controllers.split_whitespace().any(|c| c == "memory") {
+                write(&base.join("cgroup.subtree_control"), "+memory").map_err(|e| {
+                    format!(
+                        "{hint}: cannot enable the memory controller in {}: {e}",
+                        base.display()
+                    )
+                })?;
+            }
+        }
+        let dir = base.join(format!("yardstick-{}", std::process::id()));
+        std::fs::create_dir(&dir)
+            .map_err(|e| format!("{hint}: cannot create {}: {e}", dir.display()))?;
+        let cg = Cgroup {
+            dir,
+            version,
+            limit,
+            mechanism: match version {
+                Version::V1 => "cgroup v1 memory.limit_in_bytes".into(),
+                Version::V2 => "cgroup v2 memory.max".into(),
+            },
+        };
+        let (file, swap) = match version {
+            Version::V1 => ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"),
+            Version::V2 => ("memory.max", "memory.swap.max"),
+        };
+        write(&cg.dir.join(file), &limit.to_string()).map_err(|e| {
+            format!(
+                "cannot set {file} of {} to {limit}: {e}; choose a larger --memory-limit",
+                cg.dir.display()
+            )
+        })?;
+        let applied = read_u64(&cg.dir.join(file));
+        if version == Version::V1 && applied.is_some_and(|a| a > limit + 4096) {
+            return Err(format!(
+                "{file} of {} did not take the limit {limit} (reads {applied:?})",
+                cg.dir.display()
+            ));
+        }
+        // no swapping around the limit, where swap is accounted
+        let swap_value = if version == Version::V1 {
+            limit.to_string()
+        } else {
+            "0".into()
+        };
+        let mut cg = cg;
+        if cg.dir.join(swap).exists() && write(&cg.dir.join(swap), &swap_value).is_ok() {
+            cg.mechanism.push_str(", swap capped too");
+        }
+        Ok(cg)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the cgroup's OOM killer killed a process.
+    pub fn oom_killed(&self) -> bool {
+        let (file, key) = match self.version {
+            Version::V1 => ("memory.oom_control", "oom_kill"),
+            Version::V2 => ("memory.events", "oom_kill"),
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()
+            .and_then(|t| {
+                t.lines().find_map(|l| {
+                    let (k, v) = l.split_once(' ')?;
+                    (k == key).then(|| v.trim().parse::<u64>().ok()).flatten()
+                })
+            })
+            .is_some_and(|n| n > 0)
+    }
+
+    /// Memory (heap and page cache) the cgroup held at most.
+    pub fn peak(&self) -> Option<u64> {
+        peak_of(&self.dir)
+    }
+
+    /// The record for a result of a process that ran in this cgroup.
+    pub fn record(&self, page_cache: &str, oom_killed: bool) -> MemoryLimit {
+        MemoryLimit {
+            bytes: self.limit,
+            mechanism: self.mechanism.clone(),
+            cgroup: self.dir.display().to_string(),
+            page_cache: page_cache.to_string(),
+            peak_bytes: self.peak(),
+            oom_killed,
+        }
+    }
+
+    /// Runs `cmd` inside the cgroup (it moves itself in before exec) with the
+    /// variables that tell the child what it runs under.
+    pub fn spawn(
+        &self,
+        cmd: &mut std::process::Command,
+        page_cache: &str,
+    ) -> std::io::Result<std::process::Child> {
+        let procs = CString::new(self.dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
+            .map_err(|_| std::io::Error::other("the cgroup path contains a NUL byte"))?;
+        cmd.env(CHILD_ENV, &self.dir)
+            .env(LIMIT_ENV, self.limit.to_string())
+            .env(MECHANISM_ENV, &self.mechanism)
+            .env(PAGE_CACHE_ENV, page_cache);
+        // SAFETY: between fork and exec only async-signal-safe calls are made
+        // (open, write, close), on buffers prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
+                let err = std::io::Error::last_os_error();
+                libc::close(fd);
+                if ok {
+                    Ok(())
+                } else {
+                    Err(err)
+                }
+            });
+        }
+        cmd.spawn()
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // a cgroup can be removed once its processes are gone
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+fn peak_of(dir: &Path) -> Option<u64> {
+    read_u64(&dir.join("memory.max_usage_in_bytes")).or_else(|| read_u64(&dir.join("memory.peak")))
+}
+
+/// In the child: what it runs under, for its result.
+pub fn child_record() -> Option<MemoryLimit> {
+    let dir = PathBuf::from(std::env::var_os(CHILD_ENV)?);
+    Some(MemoryLimit {
+        bytes: std::env::var(LIMIT_ENV).ok()?.parse().ok()?,
+        mechanism: std::env::var(MECHANISM_ENV).unwrap_or_default(),
+        cgroup: dir.display().to_string(),
+        page_cache: std::env::var(PAGE_CACHE_ENV).unwrap_or_default(),
+        peak_bytes: peak_of(&dir),
+        oom_killed: false,
+    })
+}
+
+/// Drops clean cached pages so the capped phase starts cold: returns what the
+/// result should say about the page cache.
+pub fn drop_page_cache() -> (String, Option<String>) {
+    // SAFETY: sync(2) has no preconditions.
+    unsafe { libc::sync() };
+    match std::fs::write("/proc/sys/vm/drop_caches", "1") {
+        Ok(()) => ("dropped before the phase (/proc/sys/vm/drop_caches)".into(), None),
+        Err(e) => (
+            format!("not dropped ({e}): pages cached before the phase may serve reads beyond the limit"),
+            Some(format!(
+                "the page cache could not be dropped ({e}); make the data set larger than --memory-limit, or run as root, so cached pages do not serve reads beyond the limit"
+            )),
+        ),
+    }
+}
+
+/// What ended a child that did not exit by itself.
+pub fn describe(status: &std::process::ExitStatus) -> Option<i32> {
+    status.signal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_v1_memory_controller_is_found_under_the_process_cgroup() {
+        let mountinfo = "\
+35 25 0:30 / /sys/fs/cgroup/cpu rw,relatime shared:9 - cgroup cgroup rw,cpu
+36 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:10 - cgroup cgroup rw,memory
+37 25 0:32 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
+        let cgroups = "5:cpu:/\n4:memory:/jobs/abc\n0::/";
+        assert_eq!(
+            locate(mountinfo, cgroups),
+            Some((PathBuf::from("/sys/fs/cgroup/memory/jobs/abc"), Version::V1))
+        );
+    }
+
+    #[test]
+    fn a_unified_hierarchy_is_v2_and_a_namespaced_root_is_stripped() {
+        let mountinfo = "30 25 0:26 /user.slice /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw";
+        let cgroups = "0::/user.slice/session-1.scope";
+        assert_eq!(
+            locate(mountinfo, cgroups),
+            Some((PathBuf::from("/sys/fs/cgroup/session-1.scope"), Version::V2))
+        );
+        assert_eq!(locate("", "0::/"), None);
+    }
+}
