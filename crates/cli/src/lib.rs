@@ -65,6 +65,16 @@ pub enum Command {
     /// then run every test preset under every memory budget, each cell a
     /// capped process with its own result, tied together by index.json.
     Matrix(matrix::MatrixArgs),
+    /// Merge the results of several instances of one run into one: histograms
+    /// added exactly, counts summed, throughput over the window all measured.
+    Merge {
+        /// Result files of the instances.
+        #[arg(required = true, num_args = 2..)]
+        files: Vec<PathBuf>,
+        /// The merged result file.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: PathBuf,
+    },
     /// List bindings, built-in workloads or properties with their defaults.
     List {
         #[arg(value_enum, default_value = "all")]
@@ -218,6 +228,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
     let result = match &cli.command {
         Command::List { what } => list::print(*what),
         Command::Matrix(a) => matrix::execute(a),
+        Command::Merge { files, out } => merge_files(files, out),
         Command::Load(a) => phase::execute(
             a,
             yardstick_core::workload::Phase::Load,
@@ -238,6 +249,53 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             e.code
         }
     }
+}
+
+/// Reads a result file, or says in one line why it is not one.
+pub fn read_result(path: &std::path::Path) -> Result<yardstick_core::result::RunResult, CliError> {
+    let bad = |why: String| CliError::bad_input(format!("{}: {why}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(bad("the file is empty, not a yardstick result".into()));
+    }
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("not JSON ({e}); is it truncated?")))?;
+    let version = value["schema_version"].as_u64();
+    if version != Some(u64::from(yardstick_core::result::SCHEMA_VERSION)) {
+        return Err(bad(format!(
+            "schema version {version:?}, but this yardstick reads version {}: use the yardstick that wrote it",
+            yardstick_core::result::SCHEMA_VERSION
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| bad(format!("not a complete yardstick result ({e})")))
+}
+
+fn merge_files(files: &[PathBuf], out: &std::path::Path) -> Result<i32, CliError> {
+    let results = files
+        .iter()
+        .map(|f| Ok((f.display().to_string(), read_result(f)?)))
+        .collect::<Result<Vec<_>, CliError>>()?;
+    yardstick_core::result::check_writable(out).map_err(|e| {
+        CliError::bad_input(format!(
+            "cannot write {}: {e}; choose another -o",
+            out.display()
+        ))
+    })?;
+    let mut merged = yardstick_core::result::merge::merge(results)
+        .map_err(|e| CliError::bad_input(e.to_string()))?;
+    merged.command_line = std::env::args().collect();
+    let text = serde_json::to_vec_pretty(&merged)
+        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
+    yardstick_core::result::write_atomic(out, &text)
+        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
+    print!("{}", yardstick_report::summary_table(&merged));
+    println!(
+        "
+merged {} results: {}",
+        files.len(),
+        out.display()
+    );
+    Ok(0)
 }
 
 /// Ctrl-C asks the run to stop and write its partial result; a second Ctrl-C

@@ -247,14 +247,7 @@ pub fn execute(
             control,
             &redactor,
         )?;
-        let text = serde_json::to_vec_pretty(&r)
-            .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
-        result::write_atomic(&out_path, &text).map_err(|e| {
-            CliError::failed(format!(
-                "cannot write the result file {}: {e}",
-                out_path.display()
-            ))
-        })?;
+        write_result(&out_path, &r)?;
         print_summary(
             a.format,
             &r,
@@ -271,6 +264,18 @@ pub fn execute(
         }
     }
     Ok(code)
+}
+
+/// Writes a result file atomically (a reader never sees half of it).
+fn write_result(path: &Path, r: &RunResult) -> Result<(), CliError> {
+    let text = serde_json::to_vec_pretty(r)
+        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
+    result::write_atomic(path, &text).map_err(|e| {
+        CliError::failed(format!(
+            "cannot write the result file {}: {e}",
+            path.display()
+        ))
+    })
 }
 
 fn print_summary(format: Format, r: &RunResult, path: &Path, brief: bool) {
@@ -519,14 +524,7 @@ fn run_capped(
     // no figures: the result is incomplete, and its first warning says why
     r.complete = false;
     r.memory_limit = Some(cg.record(&page_cache, oom));
-    let text = serde_json::to_vec_pretty(&r)
-        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
-    result::write_atomic(out_path, &text).map_err(|e| {
-        CliError::failed(format!(
-            "cannot write the result file {}: {e}",
-            out_path.display()
-        ))
-    })?;
+    write_result(out_path, &r)?;
     eprintln!("yardstick: {why}");
     eprintln!("result: {}", out_path.display());
     Ok(crate::EXIT_FAILED)

@@ -145,14 +145,8 @@ impl FjallHandle {
 
 impl Handle for FjallHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        match self.keyspace.get(key).map_err(err)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        let v = self.keyspace.get(key).map_err(err)?;
+        Ok(super::found(v.as_deref(), out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {

@@ -144,14 +144,8 @@ pub struct LmdbHandle {
 impl Handle for LmdbHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
         let tx = self.env.read_txn().map_err(err)?;
-        match self.db.get(&tx, key).map_err(err)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        let v = self.db.get(&tx, key).map_err(err)?;
+        Ok(super::found(v, out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {

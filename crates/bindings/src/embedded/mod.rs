@@ -69,6 +69,18 @@ pub trait Handle: 'static {
     }
 }
 
+/// Copies a looked-up value into `out`: what every `Handle::get` returns.
+pub fn found(value: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
+    match value {
+        Some(v) => {
+            out.clear();
+            out.extend_from_slice(v);
+            true
+        }
+        None => false,
+    }
+}
+
 /// The directory of an embedded database, locked for this process.
 pub struct Dir {
     pub path: PathBuf,

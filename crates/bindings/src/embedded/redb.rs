@@ -161,14 +161,8 @@ impl Handle for RedbHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
         let tx = self.db.begin_read().map_err(err)?;
         let t = tx.open_table(def(&self.table)).map_err(err)?;
-        match t.get(key).map_err(err)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(v.value());
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        let v = t.get(key).map_err(err)?;
+        Ok(super::found(v.as_ref().map(|v| v.value()), out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {

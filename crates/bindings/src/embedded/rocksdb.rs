@@ -194,14 +194,8 @@ pub struct RocksHandle {
 
 impl Handle for RocksHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        match self.db.get_pinned(key).map_err(err)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        let v = self.db.get_pinned(key).map_err(err)?;
+        Ok(super::found(v.as_deref(), out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {

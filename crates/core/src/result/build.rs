@@ -256,6 +256,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             })
             .collect(),
         memory_limit: None,
+        merged: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! reproduce, merge and compare it. Written atomically.
 pub mod build;
 pub mod env;
+pub mod merge;
 pub mod redact;
 pub mod time;
 pub mod write;
@@ -58,6 +59,18 @@ pub struct RunResult {
     /// `--memory-limit`: the cap the benchmark process (engine included) ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<MemoryLimit>,
+    /// `yardstick merge`: the instance results this one combines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Merged>,
+}
+
+/// Where a merged result came from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Merged {
+    pub files: Vec<String>,
+    pub hosts: Vec<String>,
+    /// Seconds every instance was measuring: the window of `totals.ops_per_sec`.
+    pub window_s: f64,
 }
 
 /// The memory cap of a run (`--memory-limit`) and what happened under it.

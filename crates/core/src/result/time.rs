@@ -36,6 +36,52 @@ pub fn rfc3339(t: SystemTime) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
 }
 
+/// Days since 1970-01-01 of a civil date (the inverse of `civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parses what [`rfc3339`] writes (`2026-11-22T10:31:05.123Z`; the fraction
+/// may have any number of digits or be absent).
+pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
+    let s = s.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-');
+    let (y, mo, da): (i64, u32, u32) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':');
+    let (h, mi, se): (u64, u64, u64) = (
+        t.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+    );
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&da) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let nanos: u64 = if frac.is_empty() {
+        0
+    } else {
+        if !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let digits = &frac[..frac.len().min(9)];
+        digits.parse::<u64>().ok()? * 10u64.pow(9 - digits.len() as u32)
+    };
+    let days = days_from_civil(y, mo, da);
+    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + mi * 60 + se;
+    Some(UNIX_EPOCH + std::time::Duration::new(secs, nanos as u32))
+}
+
 /// `20261122-103105`, for file names.
 pub fn compact(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s, _) = parts(t);
@@ -46,6 +92,27 @@ pub fn compact(t: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn parsing_inverts_formatting() {
+        for ms in [0u64, 951_827_696_789, 1_795_305_600_000, 4_102_444_799_999] {
+            let t = UNIX_EPOCH + Duration::from_millis(ms);
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
+        }
+        assert_eq!(
+            parse_rfc3339("2026-11-22T10:31:05Z"),
+            Some(UNIX_EPOCH + Duration::from_secs(1_795_343_465))
+        );
+        for bad in [
+            "",
+            "2026-11-22",
+            "2026-13-01T00:00:00Z",
+            "2026-11-22T10:31:05",
+            "x-1-1T0:0:0Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn formats_known_instants() {
