@@ -174,8 +174,25 @@ impl Engine for RocksEngine {
         })
     }
 
+    /// Flushes the memtable, then waits (up to two minutes) for the
+    /// compactions it set off, so bytes on disk do not count files that a
+    /// running compaction is about to replace.
     fn flush(&self) -> Result<(), String> {
-        self.db.flush().map_err(err)
+        self.db.flush().map_err(err)?;
+        let busy = |name: &str| {
+            self.db
+                .property_int_value(name)
+                .ok()
+                .flatten()
+                .is_some_and(|n| n > 0)
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while (busy("rocksdb.compaction-pending") || busy("rocksdb.num-running-compactions"))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Ok(())
     }
 
     fn info(&self) -> EngineInfo {
