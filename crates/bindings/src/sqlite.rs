@@ -196,8 +196,9 @@ fn create_or_check(
             )));
         }
         let cols: Vec<String> = schema.fields.iter().map(|f| format!("{f} BLOB")).collect();
+        // IF NOT EXISTS: several processes (instances of one load) may race here
         conn.execute_batch(&format!(
-            "CREATE TABLE {t} (YCSB_KEY TEXT PRIMARY KEY NOT NULL, {}) WITHOUT ROWID;",
+            "CREATE TABLE IF NOT EXISTS {t} (YCSB_KEY TEXT PRIMARY KEY NOT NULL, {}) WITHOUT ROWID;",
             cols.join(", ")
         ))
         .map_err(|e| io_err(path, "create a table in", e))?;

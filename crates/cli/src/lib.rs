@@ -159,6 +159,16 @@ pub struct PhaseArgs {
     /// counted in the result and latency covers every attempt).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// This process is instance I of N of one run (0-based, e.g. 2/8): a load
+    /// inserts its N-th part of the key range; a run's new records take keys
+    /// no other instance takes, while reads and updates cover the whole key
+    /// space. Results record it; `yardstick merge` combines them.
+    #[arg(long, value_name = "I/N", value_parser = parse_instance_arg)]
+    pub instance: Option<(u64, u64)>,
+    /// Start measuring at this wall-clock time (RFC 3339 UTC such as
+    /// 2026-11-22T10:00:00Z, or Unix seconds), so instances start together.
+    #[arg(long, value_name = "TIME", value_parser = parse_time_arg)]
+    pub start_at: Option<std::time::SystemTime>,
     /// Cap the memory of the benchmark process, engine and page cache included,
     /// e.g. 3G or 512MiB: the phase runs as a child in a memory cgroup of its
     /// own (cgroup v1 or v2; root or a delegated subtree), after cached pages
@@ -175,6 +185,32 @@ pub struct PhaseArgs {
 pub enum OnError {
     Stop,
     Continue,
+}
+
+/// `I/N` with 0 <= I < N.
+pub fn parse_instance_arg(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("'{s}' is not an instance: write I/N with 0 <= I < N, e.g. 0/3");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// RFC 3339 UTC (`2026-11-22T10:00:00Z`) or Unix seconds.
+pub fn parse_time_arg(s: &str) -> Result<std::time::SystemTime, String> {
+    if let Ok(secs) = s.trim().parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(std::time::UNIX_EPOCH + Duration::from_secs_f64(secs));
+        }
+    }
+    yardstick_core::result::time::parse_rfc3339(s.trim()).ok_or_else(|| {
+        format!("'{s}' is not a time: use RFC 3339 in UTC (2026-11-22T10:00:00Z) or Unix seconds")
+    })
 }
 
 /// `3G`, `512MiB`, `1.5GiB`, or plain bytes; at least 16 MiB.
@@ -318,6 +354,23 @@ fn control() -> Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instances_and_start_times_parse() {
+        assert_eq!(parse_instance_arg("2/8"), Ok((2, 8)));
+        assert!(parse_instance_arg("3/3").is_err());
+        assert!(parse_instance_arg("1/0").is_err());
+        assert!(parse_instance_arg("one").is_err());
+        assert_eq!(
+            parse_time_arg("1795305600"),
+            Ok(std::time::UNIX_EPOCH + Duration::from_secs(1_795_305_600))
+        );
+        assert_eq!(
+            parse_time_arg("2026-11-22T00:00:00Z"),
+            parse_time_arg("1795305600")
+        );
+        assert!(parse_time_arg("tomorrow").is_err());
+    }
 
     #[test]
     fn durations_parse_with_units() {

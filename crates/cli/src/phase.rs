@@ -151,7 +151,29 @@ pub fn execute(
     for w in &props.warnings {
         eprintln!("yardstick: warning: {w}");
     }
-    let config = CoreConfig::from_properties(&props).map_err(CliError::bad_input)?;
+    let mut props = props;
+    let mut config = CoreConfig::from_properties(&props).map_err(CliError::bad_input)?;
+    if let Some((i, n)) = a.instance {
+        if a.db.is_none() {
+            return Err(CliError::bad_input(
+                "--instance needs --db: the instances of one run share one database",
+            ));
+        }
+        if phase == Phase::Load {
+            // this instance's part of the load range
+            let (start, count) = (config.insert_start, config.insert_count);
+            let from = start + count * i / n;
+            let to = start + count * (i + 1) / n;
+            let src = format!("--instance {i}/{n}");
+            props
+                .set(p::INSERT_START, &from.to_string(), &src)
+                .and_then(|_| props.set(p::INSERT_COUNT, &(to - from).to_string(), &src))
+                .map_err(CliError::bad_input)?;
+            config = CoreConfig::from_properties(&props).map_err(CliError::bad_input)?;
+        } else {
+            config.instance = (i, n);
+        }
+    }
     let seed = a.seed.unwrap_or_else(default_seed);
     // Without --db: SQLite in a temporary directory, loaded first when running.
     let temp;
@@ -327,6 +349,8 @@ fn run_one(
     }
     let mut spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
+    spec.instance = a.instance.unwrap_or((0, 1));
+    wait_for_start(a.start_at, control)?;
     spec.max_errors = match a.on_error {
         Some(OnError::Stop) => Some(0),
         Some(OnError::Continue) => None,
@@ -390,6 +414,40 @@ fn run_one(
         result.memory_limit = Some(m);
     }
     Ok(result)
+}
+
+/// `--start-at`: sleeps until the given time (Ctrl-C still stops).
+fn wait_for_start(at: Option<SystemTime>, control: &Control) -> Result<(), CliError> {
+    let Some(at) = at else {
+        return Ok(());
+    };
+    match at.duration_since(SystemTime::now()) {
+        Ok(wait) => {
+            eprintln!(
+                "yardstick: waiting {:.1} s for --start-at {}",
+                wait.as_secs_f64(),
+                result::time::rfc3339(at)
+            );
+            let end = std::time::Instant::now() + wait;
+            while std::time::Instant::now() < end {
+                if control.stop.load(Ordering::SeqCst) {
+                    return Err(CliError {
+                        code: EXIT_INTERRUPTED,
+                        message: "interrupted before the run started".into(),
+                    });
+                }
+                std::thread::sleep(
+                    (end - std::time::Instant::now()).min(std::time::Duration::from_millis(50)),
+                );
+            }
+        }
+        Err(late) => eprintln!(
+            "yardstick: warning: --start-at {} passed {:.1} s ago; starting now",
+            result::time::rfc3339(at),
+            late.duration().as_secs_f64()
+        ),
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -69,6 +69,10 @@ pub struct CoreConfig {
     pub data_integrity: bool,
     /// Field values are review-like text (`valuegenerator=text`), not random bytes.
     pub text_values: bool,
+    /// Run phase of one of several instances (`--instance i/n`): (i, n). New
+    /// records of instance i take every n-th key number past recordcount, so
+    /// instances never insert the same key.
+    pub instance: (u64, u64),
     pub max_execution_time: Option<Duration>,
     pub thread_count: usize,
     /// Operations per second over all threads; `None`: closed loop.
@@ -337,6 +341,7 @@ impl CoreConfig {
             field_name_prefix,
             data_integrity,
             text_values,
+            instance: (0, 1),
             max_execution_time,
             thread_count,
             target: (target > 0.0).then_some(target),

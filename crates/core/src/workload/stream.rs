@@ -263,7 +263,12 @@ impl Stream {
     #[inline]
     pub fn key(&self, shared: &SharedState, keynum: u64, buf: &mut Vec<u8>) {
         let c = &shared.config;
-        build_key(keynum, c.zero_padding, c.ordered_inserts, buf);
+        build_key(
+            instance_key(c, keynum),
+            c.zero_padding,
+            c.ordered_inserts,
+            buf,
+        );
     }
 
     /// Fills `out` with values for `fields` of record `key`: random printable
@@ -322,6 +327,20 @@ impl Stream {
     }
 }
 
+/// The key number of this process's record `keynum`: past recordcount (the
+/// records a run inserts), instance i of n owns every n-th number, so the
+/// instances of one run insert disjoint keys; reads and updates of new records
+/// reach only the ones this instance inserted and saw acknowledged.
+#[inline]
+pub fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
+    let (i, n) = c.instance;
+    if n > 1 && keynum >= c.record_count {
+        c.record_count + (keynum - c.record_count) * n + i
+    } else {
+        keynum
+    }
+}
+
 fn field_name(c: &CoreConfig, i: usize) -> String {
     format!("{}{}", c.field_name_prefix, i)
 }
@@ -337,6 +356,26 @@ mod tests {
             p.set_override(o).unwrap();
         }
         SharedState::new(CoreConfig::from_properties(&p).unwrap())
+    }
+
+    #[test]
+    fn instances_insert_disjoint_keys_and_share_the_loaded_ones() {
+        let mut c = shared(&["recordcount=100"]).config;
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..3 {
+            c.instance = (i, 3);
+            assert_eq!(instance_key(&c, 42), 42, "loaded keys are everyone's");
+            for k in 100..200 {
+                assert!(
+                    seen.insert(instance_key(&c, k)),
+                    "key {k} of instance {i} taken twice"
+                );
+            }
+        }
+        // together the instances fill the range past recordcount without gaps
+        assert!((100..400).all(|k| seen.contains(&k)));
+        c.instance = (0, 1);
+        assert_eq!(instance_key(&c, 150), 150);
     }
 
     #[test]
