@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 the run could not finish or its result could not
 //! be written; 2 bad input or a target that cannot be used (nothing ran);
 //! 130 interrupted by Ctrl-C (the partial result was written).
+pub mod compare;
 pub mod list;
 pub mod matrix;
 pub mod memlimit;
@@ -74,6 +75,15 @@ pub enum Command {
         /// The merged result file.
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: PathBuf,
+    },
+    /// Compare two results: per operation, throughput and latency, the change,
+    /// and whether it is statistically significant; warns when the runs
+    /// measured different things.
+    Compare {
+        /// The baseline result.
+        a: PathBuf,
+        /// The result compared with it.
+        b: PathBuf,
     },
     /// List bindings, built-in workloads or properties with their defaults.
     List {
@@ -265,6 +275,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
         Command::List { what } => list::print(*what),
         Command::Matrix(a) => matrix::execute(a),
         Command::Merge { files, out } => merge_files(files, out),
+        Command::Compare { a, b } => compare::execute(a, b),
         Command::Load(a) => phase::execute(
             a,
             yardstick_core::workload::Phase::Load,

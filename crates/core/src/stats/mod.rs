@@ -3,6 +3,7 @@
 pub mod chi2;
 pub mod recorder;
 pub mod summary;
+pub mod welch;
 
 pub use recorder::{OpRecorder, Recorder};
 pub use summary::{decode_histogram, encode_histogram, Summary};
