@@ -319,7 +319,7 @@ impl<H: Handle> Session for KvSession<H> {
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        let s = self.shared.clone();
+        let s = &*self.shared;
         if s.update_mode == UpdateMode::Upsert && kv::is_whole(s.fields, values) {
             kv::encode(s.fields, values, &mut self.encoded);
             let _g = s.lock(key);
@@ -351,7 +351,7 @@ impl<H: Handle> Session for KvSession<H> {
     }
 
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        let s = self.shared.clone();
+        let s = &*self.shared;
         kv::encode(s.fields, values, &mut self.encoded);
         let _g = s.lock(key);
         if s.insert_mode == InsertMode::Insert {
@@ -368,7 +368,7 @@ impl<H: Handle> Session for KvSession<H> {
     }
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {
-        let s = self.shared.clone();
+        let s = &*self.shared;
         let _g = s.lock(key);
         match self.h.get(key, &mut self.value) {
             Ok(true) => match self.h.delete(key) {
@@ -381,7 +381,7 @@ impl<H: Handle> Session for KvSession<H> {
     }
 
     async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
-        let s = self.shared.clone();
+        let s = &*self.shared;
         let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(batch.len());
         let mut keys: Vec<&[u8]> = Vec::with_capacity(batch.len());
         let mut duplicates = 0;
@@ -623,168 +623,4 @@ pub(crate) mod testing {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-    use std::sync::RwLock;
-
-    /// An in-memory engine, to test the generic layer without a library.
-    #[derive(Default)]
-    struct Memory(Arc<RwLock<BTreeMap<Vec<u8>, Vec<u8>>>>);
-
-    impl Engine for Memory {
-        type Handle = Memory;
-        fn handle(&self) -> Result<Memory, BindingError> {
-            Ok(Memory(self.0.clone()))
-        }
-        fn info(&self) -> EngineInfo {
-            EngineInfo {
-                name: "memory".into(),
-                version: "1".into(),
-                settings: BTreeMap::new(),
-            }
-        }
-    }
-
-    impl Handle for Memory {
-        fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-            // widen the window between the read and the write of a conditional op
-            std::thread::yield_now();
-            match self.0.read().unwrap().get(key) {
-                Some(v) => {
-                    out.clone_from(v);
-                    Ok(true)
-                }
-                None => Ok(false),
-            }
-        }
-        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
-            self.0.write().unwrap().insert(key.to_vec(), value.to_vec());
-            Ok(())
-        }
-        fn delete(&mut self, key: &[u8]) -> Result<(), String> {
-            self.0.write().unwrap().remove(key);
-            Ok(())
-        }
-        fn scan(
-            &mut self,
-            start: &[u8],
-            count: usize,
-            row: &mut dyn FnMut(&[u8], &[u8]),
-        ) -> Result<(), String> {
-            for (k, v) in self.0.read().unwrap().range(start.to_vec()..).take(count) {
-                row(k, v);
-            }
-            Ok(())
-        }
-    }
-
-    fn open_memory(opts: &OpenOptions) -> Result<KvBinding<Memory>, BindingError> {
-        let url = testing::fresh_url("memory", "");
-        let dir = Dir::open(&Target::parse(&url)?, opts, "memory")?;
-        Ok(KvBinding::new(Memory::default(), dir, opts, "memory"))
-    }
-
-    yardstick_core::conformance_suite!(open_memory);
-
-    #[test]
-    fn concurrent_inserts_of_one_key_with_insert_semantics_let_exactly_one_win() {
-        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
-        let b = Arc::new(open_memory(&opts).unwrap());
-        let threads: Vec<_> = (0..4)
-            .map(|t| {
-                let b = b.clone();
-                std::thread::spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .unwrap();
-                    rt.block_on(async {
-                        let mut s = b.session().await.unwrap();
-                        let mut won = 0;
-                        for k in 0..200 {
-                            let mut ws = WriteSet::default();
-                            ws.push(0).extend_from_slice(format!("t{t}").as_bytes());
-                            let key = format!("key{k}");
-                            if s.insert(key.as_bytes(), &ws).await.status == Status::Ok {
-                                won += 1;
-                            }
-                        }
-                        won
-                    })
-                })
-            })
-            .collect();
-        let total: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
-        assert_eq!(total, 200, "each key must be inserted exactly once");
-    }
-
-    #[test]
-    fn concurrent_partial_updates_keep_every_field() {
-        let opts = yardstick_core::conformance::options(InsertMode::Upsert, UpdateMode::Update);
-        let b = Arc::new(open_memory(&opts).unwrap());
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut s = b.session().await.unwrap();
-            let mut ws = WriteSet::default();
-            for f in 0..3 {
-                ws.push(f).extend_from_slice(b"0");
-            }
-            s.insert(b"k", &ws).await;
-        });
-        let threads: Vec<_> = (0..3)
-            .map(|field| {
-                let b = b.clone();
-                std::thread::spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .unwrap();
-                    rt.block_on(async {
-                        let mut s = b.session().await.unwrap();
-                        for i in 1..=300u32 {
-                            let mut ws = WriteSet::default();
-                            ws.push(field).extend_from_slice(i.to_string().as_bytes());
-                            assert_eq!(s.update(b"k", &ws).await.status, Status::Ok);
-                        }
-                    })
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        rt.block_on(async {
-            let mut s = b.session().await.unwrap();
-            let mut rec = Record::with_fields(3);
-            s.read(b"k", Fields::All, &mut rec).await;
-            for f in 0..3 {
-                assert_eq!(rec.get(f), Some(&b"300"[..]), "field {f} lost an update");
-            }
-        });
-    }
-
-    #[test]
-    fn disk_usage_counts_allocated_blocks_not_apparent_size() {
-        let dir = tempfile::tempdir().unwrap();
-        let sparse = std::fs::File::create(dir.path().join("sparse")).unwrap();
-        sparse.set_len(1 << 30).unwrap();
-        std::fs::write(dir.path().join("dense"), vec![1u8; 1 << 16]).unwrap();
-        let used = disk_usage(dir.path());
-        assert!((1 << 16..1 << 20).contains(&used), "{used}");
-    }
-
-    #[test]
-    fn a_file_where_the_directory_should_be_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("file");
-        std::fs::write(&file, b"x").unwrap();
-        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
-        let t = Target::parse(&format!("memory://{}", file.display())).unwrap();
-        let e = Dir::open(&t, &opts, "memory").err().unwrap().to_string();
-        assert!(e.contains("is a file, not a directory"), "{e}");
-        let t = Target::parse("memory://").unwrap();
-        let e = Dir::open(&t, &opts, "memory").err().unwrap().to_string();
-        assert!(e.contains("needs a directory"), "{e}");
-    }
-}
+mod tests;
