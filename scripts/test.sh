@@ -17,10 +17,11 @@ if ! command -v protoc >/dev/null 2>&1; then
 fi
 
 # the embedded engines that link Debian's libraries (rocksdb, leveldb,
-# wiredtiger; bindgen for rocksdb needs libclang), and db_bench for comparisons
+# wiredtiger; bindgen for rocksdb needs libclang), db_bench for comparisons,
+# and headless Chromium for the report's rendering test
 missing=()
 for pair in librocksdb.so:librocksdb-dev leveldb/c.h:libleveldb-dev wiredtiger.h:libwiredtiger-dev \
-    libclang.so:libclang-dev db_bench:rocksdb-tools; do
+    libclang.so:libclang-dev db_bench:rocksdb-tools chromium:chromium; do
     file=${pair%%:*} pkg=${pair#*:}
     if ! { ls /usr/include/"$file" /usr/lib/*/"$file" /usr/lib/llvm-*/lib/"$file" /usr/bin/"$file" 2>/dev/null || true; } | grep -q .; then
         missing+=("$pkg")

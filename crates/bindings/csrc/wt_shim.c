@@ -99,6 +99,11 @@ int ys_wt_remove(WT_CURSOR *c, const void *k, size_t kl) {
 int ys_wt_seek(WT_CURSOR *c, const void *k, size_t kl) {
     int exact = 0;
     int ret;
+    if (kl == 0) {
+        /* the empty key sorts first; WiredTiger refuses to search for it */
+        ret = c->reset(c);
+        return ret == 0 ? c->next(c) : ret;
+    }
     set_key(c, k, kl);
     ret = c->search_near(c, &exact);
     if (ret == 0 && exact < 0)

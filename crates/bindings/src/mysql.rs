@@ -719,6 +719,18 @@ impl Session for MysqlSession {
             Err(e) => self.failed(e),
         }
     }
+
+    /// TRUNCATE TABLE: the table is recreated empty, no purge work left behind.
+    async fn clear(&mut self) -> Result<Option<u64>, String> {
+        self.ready().await.map_err(|o| {
+            o.detail
+                .map_or_else(|| o.status.name().to_string(), String::from)
+        })?;
+        let sql = format!("TRUNCATE TABLE {}", self.sql.table);
+        let conn = self.conn.as_mut().expect("connected by ready");
+        conn.query_drop(sql).await.map_err(|e| e.to_string())?;
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

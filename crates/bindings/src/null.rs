@@ -212,6 +212,14 @@ impl Session for NullSession {
             None => Outcome::status(Status::NotFound),
         }
     }
+
+    async fn clear(&mut self) -> Result<Option<u64>, String> {
+        Ok(self.table().map(|mut t| {
+            let n = t.len() as u64;
+            t.clear();
+            n
+        }))
+    }
 }
 
 #[cfg(test)]

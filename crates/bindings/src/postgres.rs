@@ -795,6 +795,20 @@ impl Session for PostgresSession {
         }
     }
 
+    /// TRUNCATE: the table's files are replaced, no dead rows are left behind.
+    async fn clear(&mut self) -> Result<Option<u64>, String> {
+        let sql = format!("TRUNCATE TABLE {}", self.sql.table);
+        let live = self.live().await.map_err(|o| {
+            o.detail
+                .map_or_else(|| o.status.name().to_string(), String::from)
+        })?;
+        live.client.batch_execute(&sql).await.map_err(|e| {
+            e.as_db_error()
+                .map_or(e.to_string(), |d| d.message().to_string())
+        })?;
+        Ok(None)
+    }
+
     async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
         if batch.is_empty() {
             return Outcome::ok(0, 0);

@@ -715,7 +715,10 @@ impl Session for RedisSession {
         out: &mut ScanRows,
     ) -> Outcome {
         if self.inner.model == Model::String {
-            return Outcome::failed(Status::Error, "model=string cannot scan");
+            return Outcome::failed(Status::Error, "model=string keeps no key index to scan");
+        }
+        if self.inner.is_cluster() {
+            return Outcome::failed(Status::Error, "a Redis Cluster keeps no key index to scan");
         }
         let inner = self.inner.clone();
         if let Err(o) = self.connected().await {

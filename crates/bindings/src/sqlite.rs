@@ -473,6 +473,15 @@ impl Session for SqliteSession {
             Err(e) => outcome_of(e),
         }
     }
+
+    /// DELETE without WHERE (SQLite's truncate optimization drops the pages).
+    async fn clear(&mut self) -> Result<Option<u64>, String> {
+        let n = self
+            .conn
+            .execute(&format!("DELETE FROM {}", self.sql.table), [])
+            .map_err(|e| e.to_string())?;
+        Ok(Some(n as u64))
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,10 @@ pub mod list;
 pub mod matrix;
 pub mod memlimit;
 pub mod phase;
+pub mod report;
+pub mod slo;
 pub mod status;
+pub mod suite;
 pub mod workloads;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -66,6 +69,12 @@ pub enum Command {
     /// then run every test preset under every memory budget, each cell a
     /// capped process with its own result, tied together by index.json.
     Matrix(matrix::MatrixArgs),
+    /// A sequence of loads and runs per target as one command: ycsb (load, A,
+    /// B, C, F, D, reload, E), ydb (the same with a p99 bound search), scaling
+    /// (several data sizes), mixes (batch loads and custom mixes); --repeat,
+    /// --records and --slo apply to each. index.json ties the results
+    /// together; the same command resumes an interrupted suite.
+    Suite(suite::SuiteArgs),
     /// Merge the results of several instances of one run into one: histograms
     /// added exactly, counts summed, throughput over the window all measured.
     Merge {
@@ -84,6 +93,23 @@ pub enum Command {
         a: PathBuf,
         /// The result compared with it.
         b: PathBuf,
+    },
+    /// Write a report of results, suites (their directory or index.json) and
+    /// matrices: one self-contained HTML file with inline SVG charts, or its
+    /// tables as Markdown or CSV.
+    Report {
+        /// Result files, index.json files, or directories holding them.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The report file; its extension (.html, .md, .csv) picks the format.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: PathBuf,
+        /// html, md or csv (default: from the file's extension, else html).
+        #[arg(long, value_enum)]
+        format: Option<report::ReportFormat>,
+        /// The report's title.
+        #[arg(long)]
+        title: Option<String>,
     },
     /// List bindings, built-in workloads or properties with their defaults.
     List {
@@ -189,6 +215,11 @@ pub struct PhaseArgs {
     /// (multi-row INSERT, COPY, pipelines); sets db.batchsize.
     #[arg(long, value_name = "N")]
     pub batch: Option<u64>,
+    /// Load phase: delete every record of the table first (TRUNCATE where the
+    /// database has it), so the load starts from an empty table; recorded in
+    /// the result.
+    #[arg(long)]
+    pub clear: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -274,6 +305,13 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
     let result = match &cli.command {
         Command::List { what } => list::print(*what),
         Command::Matrix(a) => matrix::execute(a),
+        Command::Suite(a) => suite::execute(a),
+        Command::Report {
+            inputs,
+            out,
+            format,
+            title,
+        } => report::execute(inputs, out, *format, title.as_deref()),
         Command::Merge { files, out } => merge_files(files, out),
         Command::Compare { a, b } => compare::execute(a, b),
         Command::Load(a) => phase::execute(
@@ -347,7 +385,7 @@ merged {} results: {}",
 
 /// Ctrl-C asks the run to stop and write its partial result; a second Ctrl-C
 /// exits at once.
-fn control() -> Control {
+pub(crate) fn control() -> Control {
     let control = Control::default();
     let stop = control.stop.clone();
     let _ = ctrlc::set_handler(move || {

@@ -114,7 +114,7 @@ fn bad(msg: String) -> CliError {
 }
 
 /// A file name part for a URL: its scheme and last path component.
-fn label(url: &str) -> String {
+pub(crate) fn label(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("db", url));
     let path = rest.split('?').next().unwrap_or("");
     let last = Path::new(path)

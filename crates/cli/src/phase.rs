@@ -142,6 +142,11 @@ pub fn execute(
         && a.db.is_none()
         && a.property_files.is_empty()
         && a.properties.is_empty();
+    if phase == Phase::Run && a.clear {
+        return Err(CliError::bad_input(
+            "--clear applies to the load phase: use it with `yardstick load`",
+        ));
+    }
     if phase == Phase::Run && a.batch.is_some() {
         return Err(CliError::bad_input(
             "--batch applies to the load phase: use it with `yardstick load`",
@@ -372,13 +377,16 @@ fn run_one(
         retry_limit_set: props.explicit().contains_key(p::RETRY_LIMIT),
         control,
         status: &mut status,
+        clear: a.clear && phase == Phase::Load,
     };
     let opened = yardstick_bindings::open(url, &opts, exec);
     status.finish();
-    let (out, engine, before, after, binding_retries) = opened
+    let opened = opened
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
-    let extra: Vec<String> = binding_retries
+    let out = opened.out;
+    let extra: Vec<String> = opened
+        .retries
         .map(|n| {
             format!("retry.limit={n}: the binding asks for conflicts (serialization failures) to be retried; set retry.limit to choose otherwise")
         })
@@ -387,10 +395,11 @@ fn run_one(
     let binding = BindingInfo {
         scheme: url.split("://").next().unwrap_or("").to_ascii_lowercase(),
         url: result::redact_url(url),
-        engine,
-        disk_bytes_before: before,
-        disk_bytes_after: after,
+        engine: opened.engine,
+        disk_bytes_before: opened.disk_before,
+        disk_bytes_after: opened.disk_after,
         compression_ratio: None,
+        cleared: opened.cleared,
     };
     let ctx = context(
         command_line,
@@ -550,6 +559,7 @@ fn run_capped(
             version: "unknown (the benchmark process was killed)".into(),
             settings: Default::default(),
         },
+        cleared: None,
         disk_bytes_before: None,
         disk_bytes_after: None,
         compression_ratio: None,
@@ -596,16 +606,45 @@ struct Exec<'a> {
     retry_limit_set: bool,
     control: &'a Control,
     status: &'a mut StatusLine,
+    /// `load --clear`: empty the table before the load.
+    clear: bool,
 }
 
-/// The run, the engine, bytes on disk before and after, and the retry limit
-/// the binding chose (when the user set none).
-type Opened = (RunOutput, EngineInfo, Option<u64>, Option<u64>, Option<u32>);
+/// What a phase measured and learnt of its binding.
+struct Opened {
+    out: RunOutput,
+    engine: EngineInfo,
+    disk_before: Option<u64>,
+    disk_after: Option<u64>,
+    /// The retry limit the binding chose (when the user set none).
+    retries: Option<u32>,
+    cleared: Option<result::Cleared>,
+}
 
 impl WithBinding for Exec<'_> {
     type Output = Result<Opened, BindingError>;
 
     fn call<B: Binding>(self, binding: Arc<B>) -> Self::Output {
+        let cleared = if self.clear {
+            let started = std::time::Instant::now();
+            let records = run::clear_table(&*binding).map_err(|e| {
+                BindingError::Unsupported(format!("--clear: cannot empty the table: {e}"))
+            })?;
+            let c = result::Cleared {
+                records,
+                seconds: started.elapsed().as_secs_f64(),
+            };
+            eprintln!(
+                "yardstick: emptied the table in {:.2} s{}",
+                c.seconds,
+                c.records
+                    .map(|n| format!(" ({n} records deleted)"))
+                    .unwrap_or_default()
+            );
+            Some(c)
+        } else {
+            None
+        };
         let before = binding.disk_bytes();
         let engine = binding.info();
         let status = self.status;
@@ -623,6 +662,13 @@ impl WithBinding for Exec<'_> {
             self.control,
             &mut |v| status.update(v),
         )?;
-        Ok((out, engine, before, binding.disk_bytes(), chosen))
+        Ok(Opened {
+            out,
+            engine,
+            disk_before: before,
+            disk_after: binding.disk_bytes(),
+            retries: chosen,
+            cleared,
+        })
     }
 }

@@ -419,6 +419,50 @@ pub trait Session {
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome;
     async fn delete(&mut self, key: &[u8]) -> Outcome;
 
+    /// Deletes every record of the benchmark's table or keyspace (a reload
+    /// starts from an empty database), returning the records deleted when the
+    /// binding counts them. The default scans from the first key and deletes
+    /// what it finds, a thousand records at a time, until a scan comes back
+    /// empty; bindings with a faster way (TRUNCATE) override it, and bindings
+    /// that cannot list their keys refuse with the way to empty them.
+    async fn clear(&mut self) -> Result<Option<u64>, String> {
+        let mut rows = ScanRows::with_fields(1);
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut deleted = 0u64;
+        loop {
+            rows.clear();
+            let out = self.scan(b"", 1000, Fields::One(0), &mut rows).await;
+            if !out.status.is_ok() {
+                return Err(format!(
+                    "cannot list the records to delete: {}",
+                    out.detail.as_deref().unwrap_or(out.status.name())
+                ));
+            }
+            if rows.is_empty() {
+                return Ok(Some(deleted));
+            }
+            keys.clear();
+            keys.extend(rows.rows().map(|(k, _)| k.to_vec()));
+            let before = deleted;
+            for k in &keys {
+                let out = self.delete(k).await;
+                match out.status {
+                    Status::Ok => deleted += 1,
+                    Status::NotFound => {}
+                    s => {
+                        return Err(format!(
+                            "cannot delete a record: {}",
+                            out.detail.as_deref().unwrap_or(s.name())
+                        ))
+                    }
+                }
+            }
+            if deleted == before {
+                return Err("the records a scan returns cannot be deleted".into());
+            }
+        }
+    }
+
     /// Inserts every record of `batch` with the run's insert semantics; the
     /// outcome's `rows` is the records inserted. Bindings with a bulk path
     /// (multi-row INSERT, COPY, pipelines) override this; the default inserts

@@ -23,6 +23,7 @@ pub const CHECKS: &[&str] = &[
     "large_and_empty_values",
     "data_integrity",
     "batch_insert",
+    "clear",
 ];
 
 /// The checks of a binding that cannot scan: `scan` is replaced by `scans_refused`.
@@ -35,6 +36,7 @@ pub const CHECKS_WITHOUT_SCAN: &[&str] = &[
     "large_and_empty_values",
     "data_integrity",
     "batch_insert",
+    "clear_refused",
 ];
 
 fn schema(fields: usize) -> Schema {
@@ -490,6 +492,92 @@ async fn data_integrity<B: Binding>(
     Ok(())
 }
 
+/// `clear` empties the table: loaded keys read as not found, a scan from the
+/// first key finds nothing, and the table takes inserts again.
+async fn clear<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+    let opts = OpenOptions {
+        scans: true,
+        ..options(InsertMode::Insert, UpdateMode::Update)
+    };
+    let (_b, mut s) = session(open, &opts).await?;
+    let keys: Vec<String> = (0..25).map(|i| format!("clear-{i:03}")).collect();
+    for k in &keys {
+        let v = values(&[(0, b"a"), (1, b"b"), (2, b"c")]);
+        expect_status(
+            "insert before clear",
+            s.insert(k.as_bytes(), &v).await.status,
+            Status::Ok,
+        )?;
+    }
+    let deleted = s.clear().await.map_err(|e| format!("clear failed: {e}"))?;
+    ensure!(
+        deleted.is_none_or(|n| n >= keys.len() as u64),
+        "clear reported {deleted:?} records deleted, but {} were stored",
+        keys.len()
+    );
+    for k in &keys {
+        expect_status(
+            "read after clear",
+            read_all(&mut s, k.as_bytes()).await.0,
+            Status::NotFound,
+        )?;
+    }
+    let mut rows = ScanRows::with_fields(3);
+    let out = s.scan(b"", 10, Fields::All, &mut rows).await;
+    expect_status("scan after clear", out.status, Status::Ok)?;
+    ensure!(
+        rows.is_empty(),
+        "a scan after clear returned {} rows",
+        rows.len()
+    );
+    let v = values(&[(0, b"again")]);
+    expect_status(
+        "insert after clear",
+        s.insert(keys[0].as_bytes(), &v).await.status,
+        Status::Ok,
+    )?;
+    let (st, rec) = read_all(&mut s, keys[0].as_bytes()).await;
+    expect_status("read of the key inserted after clear", st, Status::Ok)?;
+    ensure!(
+        rec.get(0) == Some(&b"again"[..]),
+        "the key inserted after clear reads {:?}",
+        rec.get(0)
+    );
+    // clearing an empty table is not an error
+    let _ = s.delete(keys[0].as_bytes()).await;
+    s.clear()
+        .await
+        .map_err(|e| format!("clear of an empty table failed: {e}"))?;
+    Ok(())
+}
+
+/// A binding that cannot list its keys refuses `clear` with a message, and
+/// deletes nothing.
+async fn clear_refused<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
+    let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
+    let v = values(&[(0, b"kept")]);
+    expect_status(
+        "insert",
+        s.insert(b"clear-kept", &v).await.status,
+        Status::Ok,
+    )?;
+    match s.clear().await {
+        Ok(n) => Err(format!(
+            "clear of a binding without scans returned Ok({n:?})"
+        )),
+        Err(e) => {
+            ensure!(!e.trim().is_empty(), "clear was refused without a message");
+            expect_status(
+                "read after a refused clear",
+                read_all(&mut s, b"clear-kept").await.0,
+                Status::Ok,
+            )
+        }
+    }
+}
+
 /// Runs one named check on a fresh single-threaded runtime.
 pub fn run_check<B: Binding>(
     name: &str,
@@ -510,6 +598,8 @@ pub fn run_check<B: Binding>(
             "batch_insert" => batch_insert(open).await,
             "large_and_empty_values" => large_and_empty_values(open).await,
             "data_integrity" => data_integrity(open).await,
+            "clear" => clear(open).await,
+            "clear_refused" => clear_refused(open).await,
             other => Err(format!("no conformance check named {other}")),
         }
     })
@@ -525,11 +615,11 @@ macro_rules! conformance_suite {
     // `$available`: `fn() -> bool`, false to skip (a server binding outside CI
     // whose server is not running; it must panic in CI instead).
     ($open:expr, $available:expr) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity batch_insert);
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity batch_insert clear);
     };
     // A binding without scans (a key-value cache): it must refuse scan workloads at open.
     ($open:expr, $available:expr, without_scan) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity batch_insert);
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity batch_insert clear_refused);
     };
     (@tests $open:expr, $available:expr; $($check:ident)*) => {
         $(

@@ -167,7 +167,13 @@ impl Handle for LmdbHandle {
         row: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<(), String> {
         let tx = self.env.read_txn().map_err(err)?;
-        let range: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(start), Bound::Unbounded);
+        // LMDB refuses an empty key: the empty start is the first key
+        let from = if start.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Included(start)
+        };
+        let range: (Bound<&[u8]>, Bound<&[u8]>) = (from, Bound::Unbounded);
         for item in self.db.range(&tx, &range).map_err(err)?.take(count) {
             let (k, v) = item.map_err(err)?;
             row(k, v);

@@ -339,6 +339,7 @@ mod tests {
                 disk_bytes_before: None,
                 disk_bytes_after: None,
                 compression_ratio: None,
+                cleared: None,
             },
             host: HostInfo::default(),
             redactor: &r,

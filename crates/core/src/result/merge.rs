@@ -354,6 +354,7 @@ pub fn merge(results: Vec<(String, RunResult)>) -> Result<RunResult, MergeError>
         semantics: first.semantics.clone(),
         binding: BindingInfo {
             compression_ratio: None,
+            cleared: None,
             ..first.binding.clone()
         },
         runner: RunnerInfo {

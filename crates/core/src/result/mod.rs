@@ -64,6 +64,26 @@ pub struct RunResult {
     pub merged: Option<Merged>,
 }
 
+impl RunResult {
+    /// Operations per second with batched inserts counted by the records they
+    /// carry (a batch load's `totals.ops_per_sec` counts batches): what charts
+    /// and suite summaries compare.
+    pub fn records_per_sec(&self) -> f64 {
+        match self.operations.get("BATCH-INSERT") {
+            Some(b) if self.elapsed_s > 0.0 => {
+                let others: u64 = self
+                    .operations
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "BATCH-INSERT")
+                    .map(|(_, o)| o.count)
+                    .sum();
+                (b.rows + others) as f64 / self.elapsed_s
+            }
+            _ => self.totals.ops_per_sec,
+        }
+    }
+}
+
 /// Where a merged result came from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Merged {
@@ -126,6 +146,17 @@ pub struct BindingInfo {
     /// engine's flushed files), the achieved compression ratio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compression_ratio: Option<f64>,
+    /// `load --clear`: the table was emptied before the load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleared: Option<Cleared>,
+}
+
+/// How the table was emptied before a load.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cleared {
+    /// Records deleted, when the binding counts them (TRUNCATE does not).
+    pub records: Option<u64>,
+    pub seconds: f64,
 }
 
 impl BindingInfo {

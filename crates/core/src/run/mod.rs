@@ -24,6 +24,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Empties the binding's table on a session of its own (`load --clear`),
+/// returning the records deleted when the binding counts them.
+pub fn clear_table<B: Binding>(binding: &B) -> Result<Option<u64>, String> {
+    use crate::binding::Session;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mut s = binding.session().await.map_err(|e| e.to_string())?;
+        s.clear().await
+    })
+}
+
 /// Runs `spec` against `binding`, calling `on_interval` once per sampling
 /// interval (for the status line). Returns the merged measurements; a run
 /// stopped by `control.stop` returns what it measured, flagged interrupted.

@@ -1,0 +1,193 @@
+//! `yardstick report`: reads results, suite indexes and matrix indexes (files
+//! or directories) and writes one self-contained HTML report, or its tables as
+//! Markdown or CSV.
+use crate::{read_result, CliError};
+use clap::ValueEnum;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use yardstick_report::html::{Entry, Inputs};
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// One HTML file with inline SVG charts; needs no network to view.
+    Html,
+    /// The report's tables as Markdown.
+    Md,
+    /// The report's tables as CSV (a `table` column names each table).
+    Csv,
+}
+
+fn bad(msg: impl std::fmt::Display) -> CliError {
+    CliError::bad_input(msg)
+}
+
+fn read_json(path: &Path) -> Result<Value, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(format!("{}: cannot read it: {e}", path.display())))?;
+    if text.trim().is_empty() {
+        return Err(bad(format!(
+            "{}: the file is empty, not a yardstick result or index",
+            path.display()
+        )));
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "{}: not JSON ({e}); is it truncated?",
+            path.display()
+        ))
+    })
+}
+
+fn relative(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}
+
+/// Adds a file (result, suite index or matrix index) to the inputs.
+fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
+    let v = read_json(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.display().to_string();
+    match v["kind"].as_str() {
+        Some("yardstick suite") => {
+            for st in v["steps"].as_array().into_iter().flatten() {
+                let (Some(file), Some("ok")) = (st["result"].as_str(), st["status"].as_str())
+                else {
+                    continue;
+                };
+                let result = read_result(&relative(dir, file))?;
+                let state = &st["data_before"];
+                let data_before = state["state"].as_str().map(|s| {
+                    let written: Vec<&str> = state["written_since_load"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|w| w.as_str())
+                        .collect();
+                    if written.is_empty() {
+                        s.to_string()
+                    } else {
+                        format!("{s} (after {})", written.join(", "))
+                    }
+                });
+                inputs.entries.push(Entry {
+                    file: relative(dir, file).display().to_string(),
+                    target: v["targets"][st["target"].as_u64().unwrap_or(0) as usize]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                    workload: st["step"].as_str().unwrap_or("").to_string(),
+                    records: st["records"].as_u64().unwrap_or(0),
+                    repetition: st["repetition"].as_u64().unwrap_or(1) as u32,
+                    data_before,
+                    result,
+                });
+            }
+            inputs.suites.push((name, v));
+        }
+        Some("yardstick storage-engine matrix") => {
+            for l in v["loads"].as_array().into_iter().flatten() {
+                if let Some(file) = l["result"].as_str() {
+                    let mut e = Entry::from_result(
+                        relative(dir, file).display().to_string(),
+                        read_result(&relative(dir, file))?,
+                    );
+                    e.workload = "load".into();
+                    inputs.entries.push(e);
+                }
+            }
+            for c in v["cells"].as_array().into_iter().flatten() {
+                let (Some(file), Some("ok")) = (c["result"].as_str(), c["status"].as_str()) else {
+                    continue;
+                };
+                let mut e = Entry::from_result(
+                    relative(dir, file).display().to_string(),
+                    read_result(&relative(dir, file))?,
+                );
+                e.workload = format!(
+                    "{} @{}",
+                    c["test"].as_str().unwrap_or(""),
+                    c["budget"].as_str().unwrap_or("none")
+                );
+                inputs.entries.push(e);
+            }
+            inputs.matrices.push((name, v));
+        }
+        _ => {
+            let r = read_result(path)?;
+            inputs.entries.push(Entry::from_result(name, r));
+        }
+    }
+    Ok(())
+}
+
+/// Reads every input: a file, or a directory with an index.json (a suite or
+/// matrix) or result files.
+pub fn gather(paths: &[PathBuf]) -> Result<Inputs, CliError> {
+    let mut inputs = Inputs::default();
+    for p in paths {
+        if p.is_dir() {
+            let index = p.join("index.json");
+            if index.exists() {
+                add_file(&index, &mut inputs)?;
+                continue;
+            }
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| bad(format!("{}: cannot list it: {e}", p.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(bad(format!(
+                    "{}: no result files (*.json) or index.json in it",
+                    p.display()
+                )));
+            }
+            for f in files {
+                add_file(&f, &mut inputs)?;
+            }
+        } else {
+            add_file(p, &mut inputs)?;
+        }
+    }
+    if inputs.entries.is_empty() && inputs.suites.is_empty() && inputs.matrices.is_empty() {
+        return Err(bad("nothing to report: the inputs hold no finished phase"));
+    }
+    Ok(inputs)
+}
+
+pub fn execute(
+    paths: &[PathBuf],
+    out: &Path,
+    format: Option<ReportFormat>,
+    title: Option<&str>,
+) -> Result<i32, CliError> {
+    let format = format.unwrap_or_else(|| match out.extension().and_then(|e| e.to_str()) {
+        Some("md") => ReportFormat::Md,
+        Some("csv") => ReportFormat::Csv,
+        _ => ReportFormat::Html,
+    });
+    yardstick_core::result::check_writable(out).map_err(|e| {
+        bad(format!(
+            "cannot write {}: {e}; choose another -o",
+            out.display()
+        ))
+    })?;
+    let inputs = gather(paths)?;
+    let title = title.unwrap_or("yardstick report");
+    let now = yardstick_core::result::time::rfc3339(std::time::SystemTime::now());
+    let text = match format {
+        ReportFormat::Html => yardstick_report::html::html(&inputs, title, &now),
+        ReportFormat::Md => yardstick_report::html::markdown(&inputs, title),
+        ReportFormat::Csv => yardstick_report::html::csv(&inputs),
+    };
+    yardstick_core::result::write_atomic(out, text.as_bytes())
+        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
+    println!(
+        "report of {} results: {} ({} KiB)",
+        inputs.entries.len(),
+        out.display(),
+        text.len().div_ceil(1024)
+    );
+    Ok(0)
+}
