@@ -275,7 +275,8 @@ fn repetitions_give_confidence_intervals_and_sizes_give_scaling() {
 fn the_slo_search_finds_the_knee_or_says_the_bound_is_never_met() {
     let dir = tempfile::tempdir().unwrap();
     // one thread at 1 ms per operation does at most ~1000 ops/s; queueing
-    // pushes p99 past 3 ms only close to that
+    // pushes p99 past the bound only close to that (the bound is loose so a
+    // busy machine's scheduling hiccups do not decide the knee)
     let r = yardstick(
         dir.path(),
         &[
@@ -288,7 +289,7 @@ fn the_slo_search_finds_the_knee_or_says_the_bound_is_never_met() {
             "--records",
             "100",
             "--slo",
-            "p99<3ms",
+            "p99<20ms",
             "--slo-bisections",
             "2",
             "--duration",
@@ -363,7 +364,9 @@ fn the_slo_search_finds_the_knee_or_says_the_bound_is_never_met() {
         "{slo}"
     );
     assert!(
-        r.stdout.contains("warning") && r.stdout.contains("never met"),
+        r.stdout.contains("warning")
+            && r.stdout.contains("never met")
+            && r.stdout.contains("not met"),
         "{}",
         r.stdout
     );
@@ -504,4 +507,70 @@ fn load_clear_empties_the_table_first_and_records_it() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn phases_that_insert_keep_taking_new_keys_across_slo_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    // insert semantics (the ydb preset): a key inserted twice would be a duplicate
+    let r = yardstick(
+        dir.path(),
+        &[
+            "suite",
+            "ydb",
+            "--db",
+            "sqlite://d.db",
+            "--only",
+            "load,d",
+            "--records",
+            "500",
+            "--slo",
+            "p99<5s",
+            "--slo-bisections",
+            "0",
+            "--duration",
+            "400ms",
+            "--warmup",
+            "100ms",
+            "--threads",
+            "1",
+            "--out-dir",
+            "d",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let index = read_json(&dir.path().join("d/index.json"));
+    let d = step(&index, 0, "d");
+    let slo = &d["slo"];
+    assert_eq!(slo["status"], "met", "{slo}");
+    // the probe first, then the steps in the order they ran (slo01, slo02, ...)
+    let mut steps: Vec<String> = slo["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["result"].as_str().unwrap().to_string())
+        .collect();
+    steps.sort();
+    let mut files: Vec<String> = vec![slo["probe_result"].as_str().unwrap().to_string()];
+    files.extend(steps);
+    let mut last = 500u64;
+    for f in &files {
+        let v = read_json(&dir.path().join("d").join(f));
+        let records: u64 = v["properties"]["recordcount"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            records, last,
+            "{f} starts where the phase before it stopped inserting"
+        );
+        last = v["runner"]["next_insert_keynum"].as_u64().unwrap();
+        assert!(last > records, "{f} inserted");
+        let statuses = &op(&v, "INSERT")["statuses"];
+        assert!(statuses["duplicate_key"].is_null(), "{f}: {statuses}");
+        assert!(op(&v, "READ")["statuses"]["not_found"].is_null(), "{f}");
+    }
+    assert_eq!(d["next_insert_keynum"].as_u64(), Some(last));
+    assert_eq!(sqlite_rows(&dir.path().join("d.db")) as u64, last);
 }

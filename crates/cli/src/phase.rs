@@ -385,6 +385,7 @@ fn run_one(
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
     let out = opened.out;
+    let next_insert_keynum = opened.next_insert_keynum;
     let extra: Vec<String> = opened
         .retries
         .map(|n| {
@@ -412,6 +413,9 @@ fn run_one(
         extra,
     );
     let mut result = result::build_result(ctx, &out);
+    if phase == Phase::Run && config.instance.1 == 1 {
+        result.runner.next_insert_keynum = Some(next_insert_keynum);
+    }
     if phase == Phase::Load {
         let written: u64 = result.operations.values().map(|o| o.bytes).sum();
         result.binding.compression_ratio = result.binding.load_compression_ratio(written);
@@ -618,6 +622,7 @@ struct Opened {
     disk_after: Option<u64>,
     /// The retry limit the binding chose (when the user set none).
     retries: Option<u32>,
+    next_insert_keynum: u64,
     cleared: Option<result::Cleared>,
 }
 
@@ -655,9 +660,10 @@ impl WithBinding for Exec<'_> {
         if let Some(n) = chosen {
             config.retry_limit = n;
         }
+        let state = Arc::new(SharedState::new(config));
         let out = run::run(
             binding.clone(),
-            Arc::new(SharedState::new(config)),
+            state.clone(),
             self.spec,
             self.control,
             &mut |v| status.update(v),
@@ -669,6 +675,7 @@ impl WithBinding for Exec<'_> {
             disk_after: binding.disk_bytes(),
             retries: chosen,
             cleared,
+            next_insert_keynum: state.inserts.issued(),
         })
     }
 }

@@ -75,7 +75,15 @@ fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
                         .as_str()
                         .unwrap_or("")
                         .to_string(),
-                    workload: st["step"].as_str().unwrap_or("").to_string(),
+                    // a search that never met its bound kept its closed-loop probe
+                    workload: if st["slo"]["status"].as_str() == Some("unmet") {
+                        format!(
+                            "{} (bound not met; closed loop)",
+                            st["step"].as_str().unwrap_or("")
+                        )
+                    } else {
+                        st["step"].as_str().unwrap_or("").to_string()
+                    },
                     records: st["records"].as_u64().unwrap_or(0),
                     repetition: st["repetition"].as_u64().unwrap_or(1) as u32,
                     data_before,

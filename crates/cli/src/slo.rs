@@ -115,7 +115,15 @@ impl Slo {
     pub fn judge(&self, r: &RunResult, target: f64) -> Point {
         let value = self.value_ns(r);
         let achieved = r.totals.ops_per_sec;
-        let errors = r.totals.errors as f64 / (r.totals.operations.max(1)) as f64;
+        // not_found and duplicate_key are outcomes, not failures
+        let failed: u64 = r
+            .operations
+            .values()
+            .flat_map(|o| o.statuses.iter())
+            .filter(|(s, _)| !matches!(s.as_str(), "ok" | "not_found" | "duplicate_key"))
+            .map(|(_, n)| *n)
+            .sum();
+        let errors = failed as f64 / (r.totals.operations.max(1)) as f64;
         let mut why = Vec::new();
         match value {
             Some(v) if v > self.bound_ns => why.push(format!(

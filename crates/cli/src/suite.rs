@@ -323,6 +323,11 @@ pub struct StepRecord {
     /// p50, p99 and mean of each operation, microseconds.
     pub latency_us: BTreeMap<String, BTreeMap<String, f64>>,
     pub slo: Option<SloOutcome>,
+    /// The first record number no insert of this phase took: the next run
+    /// phase of the chain uses it as `recordcount`, so it reads the records
+    /// earlier phases inserted and inserts new keys.
+    #[serde(default)]
+    pub next_insert_keynum: Option<u64>,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
 }
@@ -437,6 +442,24 @@ fn fingerprint(parts: &[String]) -> String {
         }
     }
     format!("{h:016x}")
+}
+
+/// The records the chain of step `i` holds when it starts: the load's count,
+/// grown by the inserts of the run phases since.
+fn grown_records(plan: &[StepRecord], defs: &[StepDef], i: usize) -> u64 {
+    let s = &plan[i];
+    let mut n = s.records;
+    for p in plan[..=i]
+        .iter()
+        .filter(|p| p.target == s.target && p.records == s.records && p.repetition == s.repetition)
+    {
+        if defs.iter().any(|d| d.name == p.step && d.load) && p.status == "ok" {
+            n = s.records;
+        } else if let Some(k) = p.next_insert_keynum {
+            n = n.max(k);
+        }
+    }
+    n
 }
 
 /// The state of the data before step `i` of `plan` (steps of one chain:
@@ -595,6 +618,7 @@ pub fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
                         ops_per_sec: None,
                         latency_us: BTreeMap::new(),
                         slo: None,
+                        next_insert_keynum: None,
                         started_at: None,
                         ended_at: None,
                     });
@@ -689,6 +713,7 @@ pub fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
             def: &def,
             db,
             records: st.records,
+            records_now: std::cell::Cell::new(grown_records(&index.steps, &all_defs, i)),
             props: &props,
             load_threads,
             dir: &a.out_dir,
@@ -702,8 +727,12 @@ pub fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
             (Some(slo), false) => ctx.slo_search(slo, &control),
             _ => ctx.once(None),
         };
+        let grown = ctx.records_now.get();
         let s = &mut index.steps[i];
         s.ended_at = Some(now());
+        if !def.load && grown > s.records {
+            s.next_insert_keynum = Some(grown);
+        }
         match outcome {
             Ok(o) => {
                 s.exit_code = Some(o.code);
@@ -814,6 +843,8 @@ struct StepCtx<'a> {
     def: &'a StepDef,
     db: &'a str,
     records: u64,
+    /// Run phases: the records the chain holds now (loaded plus inserted).
+    records_now: std::cell::Cell<u64>,
     props: &'a [String],
     load_threads: usize,
     dir: &'a Path,
@@ -844,7 +875,12 @@ impl StepCtx<'_> {
             "-P".into(),
             d.workload.into(),
         ];
-        let mut props: Vec<String> = vec![format!("recordcount={}", self.records)];
+        let records = if d.load {
+            self.records
+        } else {
+            self.records_now.get()
+        };
+        let mut props: Vec<String> = vec![format!("recordcount={records}")];
         props.extend(self.props.iter().cloned());
         props.extend(d.props.iter().map(|(k, v)| format!("{k}={v}")));
         for p in props {
@@ -886,6 +922,9 @@ impl StepCtx<'_> {
         } else {
             None
         };
+        if let Some(n) = result.as_ref().and_then(|r| r.runner.next_insert_keynum) {
+            self.records_now.set(self.records_now.get().max(n));
+        }
         Ok(Outcome {
             code,
             file: result.as_ref().map(|_| name),
@@ -1121,8 +1160,11 @@ pub fn table(index: &Index) -> String {
         let state = step
             .and_then(|s| s.data_before.as_ref())
             .map_or("-".to_string(), |d| d.state.clone());
+        let searched = step.is_some_and(|s| s.slo.is_some());
         let tput = if r.slo_ops_per_sec.is_some() {
             fmt_stat(r.slo_ops_per_sec.as_ref(), 0)
+        } else if searched {
+            "not met".to_string()
         } else {
             fmt_stat(r.ops_per_sec.as_ref(), 0)
         };
@@ -1226,6 +1268,7 @@ mod tests {
             ops_per_sec: None,
             latency_us: BTreeMap::new(),
             slo: None,
+            next_insert_keynum: None,
             started_at: None,
             ended_at: None,
         }

@@ -17,4 +17,5 @@ pub mod result;
 pub mod rng;
 pub mod run;
 pub mod stats;
+pub mod tpcc;
 pub mod workload;

@@ -53,6 +53,11 @@ impl AcknowledgedCounter {
         self.next.0.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The next value `next` would hand out: every value below it was issued.
+    pub fn issued(&self) -> u64 {
+        self.next.0.load(Ordering::Relaxed)
+    }
+
     /// Highest value v such that every value <= v was acknowledged (or -1).
     #[inline]
     pub fn limit(&self) -> i64 {

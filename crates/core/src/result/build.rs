@@ -217,6 +217,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             warmup_s: spec.warmup.as_secs_f64(),
             status_interval_s: spec.status_interval.as_secs_f64(),
             max_errors: spec.max_errors,
+            next_insert_keynum: None,
         },
         host: ctx.host,
         started_at: time::rfc3339(out.started_at),

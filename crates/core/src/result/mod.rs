@@ -180,6 +180,11 @@ pub struct RunnerInfo {
     pub status_interval_s: f64,
     /// `--max-errors`: the run stops once more operations than this failed.
     pub max_errors: Option<u64>,
+    /// Run phases: the first record number the run's inserts did not take
+    /// (warm-up included). A later run on the same data passes it as
+    /// `recordcount` so its inserts take new keys (`yardstick suite` does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_insert_keynum: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

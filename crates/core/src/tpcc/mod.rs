@@ -1,0 +1,881 @@
+//! TPC-C's rules, without a database: cardinalities, the random functions of
+//! clause 4.3.2 (uniform, NURand with its run-time constants, a- and n-strings,
+//! last names from the syllable table, 10% "ORIGINAL" data), the initial rows
+//! of each table (clause 4.3.3.1) and the inputs of the five transactions
+//! (clause 2), chosen by the standard mix.
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+pub const DISTRICTS: u32 = 10;
+pub const CUSTOMERS_PER_DISTRICT: u32 = 3000;
+pub const ITEMS: u32 = 100_000;
+/// Orders per district loaded as undelivered (the last 900: 2101..=3000).
+pub const FIRST_NEW_ORDER: u32 = 2101;
+
+const SYLLABLES: [&str; 10] = [
+    "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
+];
+
+/// The NURand constants C (clause 2.1.6): one set for the load, one for the
+/// run, with C_LAST's run value differing from the load's by 65..=119, not 96
+/// or 112 (clause 2.1.6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Constants {
+    pub c_last: u32,
+    pub c_id: u32,
+    pub ol_i_id: u32,
+}
+
+impl Constants {
+    pub fn for_load(rng: &mut Rng) -> Constants {
+        Constants {
+            c_last: rng.below(256) as u32,
+            c_id: rng.below(1024) as u32,
+            ol_i_id: rng.below(8192) as u32,
+        }
+    }
+
+    /// Run-time constants valid against the load's.
+    pub fn for_run(load: &Constants, rng: &mut Rng) -> Constants {
+        loop {
+            let c_last = rng.below(256) as u32;
+            if Self::valid_run_delta(load.c_last, c_last) {
+                return Constants {
+                    c_last,
+                    c_id: rng.below(1024) as u32,
+                    ol_i_id: rng.below(8192) as u32,
+                };
+            }
+        }
+    }
+
+    pub fn valid_run_delta(load: u32, run: u32) -> bool {
+        let d = load.abs_diff(run);
+        (65..=119).contains(&d) && d != 96 && d != 112
+    }
+}
+
+/// TPC-C's random functions over one stream.
+pub struct Random {
+    pub rng: Rng,
+    pub c: Constants,
+}
+
+impl Random {
+    pub fn new(seed: u64, c: Constants) -> Random {
+        Random {
+            rng: Rng::new(seed),
+            c,
+        }
+    }
+
+    /// Uniform in [lo, hi].
+    pub fn uniform(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + self.rng.below(u64::from(hi - lo) + 1) as u32
+    }
+
+    /// NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.
+    pub fn nurand(&mut self, a: u32, x: u32, y: u32) -> u32 {
+        let c = match a {
+            255 => self.c.c_last,
+            1023 => self.c.c_id,
+            _ => self.c.ol_i_id,
+        };
+        (((self.uniform(0, a) | self.uniform(x, y)) + c) % (y - x + 1)) + x
+    }
+
+    /// A random alphanumeric string of length in [lo, hi].
+    pub fn astring(&mut self, lo: u32, hi: u32) -> String {
+        const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        let n = self.uniform(lo, hi);
+        (0..n)
+            .map(|_| CHARS[self.rng.below(CHARS.len() as u64) as usize] as char)
+            .collect()
+    }
+
+    /// A random numeric string of length in [lo, hi].
+    pub fn nstring(&mut self, lo: u32, hi: u32) -> String {
+        let n = self.uniform(lo, hi);
+        (0..n)
+            .map(|_| (b'0' + self.rng.below(10) as u8) as char)
+            .collect()
+    }
+
+    /// I_DATA and S_DATA: 26..50 characters, 10% with "ORIGINAL" at a random place.
+    pub fn data_original(&mut self) -> String {
+        let mut s = self.astring(26, 50);
+        if self.uniform(1, 10) == 1 {
+            let at = self.uniform(0, s.len() as u32 - 8) as usize;
+            s.replace_range(at..at + 8, "ORIGINAL");
+        }
+        s
+    }
+
+    /// A zip code: 4 random digits and "11111".
+    pub fn zip(&mut self) -> String {
+        format!("{}11111", self.nstring(4, 4))
+    }
+
+    /// A fixed-point amount in [lo, hi] with `scale` decimals (1/10^scale steps).
+    pub fn decimal(&mut self, lo: f64, hi: f64, scale: i32) -> f64 {
+        let f = 10f64.powi(scale);
+        let (a, b) = ((lo * f).round() as u32, (hi * f).round() as u32);
+        f64::from(self.uniform(a, b)) / f
+    }
+
+    /// The customer's last name for run-time lookups: NURand(255, 0, 999).
+    pub fn random_last_name(&mut self) -> String {
+        let n = self.nurand(255, 0, 999);
+        last_name(n)
+    }
+}
+
+/// C_LAST for the number `n` in 0..=999: three syllables by its digits.
+pub fn last_name(n: u32) -> String {
+    let mut s = String::with_capacity(15);
+    for d in [n / 100, (n / 10) % 10, n % 10] {
+        s.push_str(SYLLABLES[d as usize]);
+    }
+    s
+}
+
+/// The five transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Txn {
+    NewOrder,
+    Payment,
+    OrderStatus,
+    Delivery,
+    StockLevel,
+}
+
+impl Txn {
+    pub const ALL: [Txn; 5] = [
+        Txn::NewOrder,
+        Txn::Payment,
+        Txn::OrderStatus,
+        Txn::Delivery,
+        Txn::StockLevel,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Txn::NewOrder => "NEW-ORDER",
+            Txn::Payment => "PAYMENT",
+            Txn::OrderStatus => "ORDER-STATUS",
+            Txn::Delivery => "DELIVERY",
+            Txn::StockLevel => "STOCK-LEVEL",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Keying time and mean think time in seconds (clause 5.2.5.7).
+    pub fn keying_and_think_s(self) -> (f64, f64) {
+        match self {
+            Txn::NewOrder => (18.0, 12.0),
+            Txn::Payment => (3.0, 12.0),
+            Txn::OrderStatus => (2.0, 10.0),
+            Txn::Delivery => (2.0, 5.0),
+            Txn::StockLevel => (2.0, 5.0),
+        }
+    }
+}
+
+/// The standard mix as a shuffled deck of 23 cards (BenchmarkSQL's and the
+/// specification's minimums: 43.5% Payment, 4% each for Order-Status,
+/// Delivery and Stock-Level; New-Order takes the rest): 10 New-Order,
+/// 10 Payment, 1 each of the others per deck.
+pub struct Deck {
+    cards: Vec<Txn>,
+    next: usize,
+}
+
+impl Deck {
+    pub fn new() -> Deck {
+        let mut cards = vec![Txn::NewOrder; 10];
+        cards.extend([Txn::Payment; 10]);
+        cards.extend([Txn::OrderStatus, Txn::Delivery, Txn::StockLevel]);
+        Deck {
+            next: cards.len(),
+            cards,
+        }
+    }
+
+    pub fn draw(&mut self, rng: &mut Rng) -> Txn {
+        if self.next >= self.cards.len() {
+            // Fisher-Yates
+            for i in (1..self.cards.len()).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                self.cards.swap(i, j);
+            }
+            self.next = 0;
+        }
+        self.next += 1;
+        self.cards[self.next - 1]
+    }
+}
+
+impl Default for Deck {
+    fn default() -> Self {
+        Deck::new()
+    }
+}
+
+/// A customer chosen by id (40%) or by last name (60%).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CustomerBy {
+    Id(u32),
+    LastName(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderLineInput {
+    pub i_id: u32,
+    pub supply_w_id: u32,
+    pub quantity: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrder {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub c_id: u32,
+    pub lines: Vec<OrderLineInput>,
+    /// The last item is an unused id: the transaction rolls back (1%).
+    pub rollback: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payment {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub c_w_id: u32,
+    pub c_d_id: u32,
+    pub customer: CustomerBy,
+    pub amount: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderStatus {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub customer: CustomerBy,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    pub w_id: u32,
+    pub carrier_id: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StockLevel {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub threshold: u32,
+}
+
+impl Random {
+    fn customer(&mut self) -> CustomerBy {
+        if self.uniform(1, 100) <= 60 {
+            CustomerBy::LastName(self.random_last_name())
+        } else {
+            CustomerBy::Id(self.nurand(1023, 1, CUSTOMERS_PER_DISTRICT))
+        }
+    }
+
+    fn other_warehouse(&mut self, w_id: u32, warehouses: u32) -> u32 {
+        if warehouses <= 1 {
+            return w_id;
+        }
+        let o = self.uniform(1, warehouses - 1);
+        if o >= w_id {
+            o + 1
+        } else {
+            o
+        }
+    }
+
+    /// Clause 2.4.1.
+    pub fn new_order(&mut self, w_id: u32, warehouses: u32) -> NewOrder {
+        let d_id = self.uniform(1, DISTRICTS);
+        let c_id = self.nurand(1023, 1, CUSTOMERS_PER_DISTRICT);
+        let n = self.uniform(5, 15);
+        let rollback = self.uniform(1, 100) == 1;
+        let lines = (0..n)
+            .map(|k| {
+                let i_id = if rollback && k == n - 1 {
+                    ITEMS + 1
+                } else {
+                    self.nurand(8191, 1, ITEMS)
+                };
+                let supply_w_id = if self.uniform(1, 100) == 1 {
+                    self.other_warehouse(w_id, warehouses)
+                } else {
+                    w_id
+                };
+                OrderLineInput {
+                    i_id,
+                    supply_w_id,
+                    quantity: self.uniform(1, 10),
+                }
+            })
+            .collect();
+        NewOrder {
+            w_id,
+            d_id,
+            c_id,
+            lines,
+            rollback,
+        }
+    }
+
+    /// Clause 2.5.1: 85% of customers are of the home warehouse.
+    pub fn payment(&mut self, w_id: u32, warehouses: u32) -> Payment {
+        let d_id = self.uniform(1, DISTRICTS);
+        let (c_w_id, c_d_id) = if self.uniform(1, 100) <= 85 || warehouses <= 1 {
+            (w_id, d_id)
+        } else {
+            (
+                self.other_warehouse(w_id, warehouses),
+                self.uniform(1, DISTRICTS),
+            )
+        };
+        Payment {
+            w_id,
+            d_id,
+            c_w_id,
+            c_d_id,
+            customer: self.customer(),
+            amount: self.decimal(1.0, 5000.0, 2),
+        }
+    }
+
+    pub fn order_status(&mut self, w_id: u32) -> OrderStatus {
+        OrderStatus {
+            w_id,
+            d_id: self.uniform(1, DISTRICTS),
+            customer: self.customer(),
+        }
+    }
+
+    pub fn delivery(&mut self, w_id: u32) -> Delivery {
+        Delivery {
+            w_id,
+            carrier_id: self.uniform(1, 10),
+        }
+    }
+
+    /// Clause 2.8.1: the terminal's own district.
+    pub fn stock_level(&mut self, w_id: u32, d_id: u32) -> StockLevel {
+        StockLevel {
+            w_id,
+            d_id,
+            threshold: self.uniform(10, 20),
+        }
+    }
+}
+
+/// A value of an initial row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Num(f64),
+    Text(String),
+    /// The load time (a timestamp column).
+    Now,
+    Null,
+}
+
+/// Rows of the nine tables, in load order; the column order is that of
+/// [`COLUMNS`].
+pub mod rows {
+    use super::*;
+
+    pub fn item(r: &mut Random, i_id: u32) -> Vec<Value> {
+        vec![
+            Value::Int(i_id.into()),
+            Value::Int(r.uniform(1, 10_000).into()),
+            Value::Text(r.astring(14, 24)),
+            Value::Num(r.decimal(1.0, 100.0, 2)),
+            Value::Text(r.data_original()),
+        ]
+    }
+
+    pub fn warehouse(r: &mut Random, w_id: u32) -> Vec<Value> {
+        vec![
+            Value::Int(w_id.into()),
+            Value::Text(r.astring(6, 10)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(2, 2)),
+            Value::Text(r.zip()),
+            Value::Num(r.decimal(0.0, 0.2, 4)),
+            Value::Num(300_000.0),
+        ]
+    }
+
+    pub fn stock(r: &mut Random, w_id: u32, i_id: u32) -> Vec<Value> {
+        let mut v = vec![
+            Value::Int(i_id.into()),
+            Value::Int(w_id.into()),
+            Value::Int(r.uniform(10, 100).into()),
+        ];
+        for _ in 0..10 {
+            v.push(Value::Text(r.astring(24, 24)));
+        }
+        v.extend([
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(0),
+            Value::Text(r.data_original()),
+        ]);
+        v
+    }
+
+    pub fn district(r: &mut Random, w_id: u32, d_id: u32) -> Vec<Value> {
+        vec![
+            Value::Int(d_id.into()),
+            Value::Int(w_id.into()),
+            Value::Text(r.astring(6, 10)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(2, 2)),
+            Value::Text(r.zip()),
+            Value::Num(r.decimal(0.0, 0.2, 4)),
+            Value::Num(30_000.0),
+            Value::Int(3001),
+        ]
+    }
+
+    pub fn customer(r: &mut Random, w_id: u32, d_id: u32, c_id: u32) -> Vec<Value> {
+        let last = if c_id <= 1000 {
+            last_name(c_id - 1)
+        } else {
+            r.random_last_name()
+        };
+        vec![
+            Value::Int(c_id.into()),
+            Value::Int(d_id.into()),
+            Value::Int(w_id.into()),
+            Value::Text(r.astring(8, 16)),
+            Value::Text("OE".into()),
+            Value::Text(last),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(10, 20)),
+            Value::Text(r.astring(2, 2)),
+            Value::Text(r.zip()),
+            Value::Text(r.nstring(16, 16)),
+            Value::Now,
+            Value::Text(if r.uniform(1, 10) == 1 { "BC" } else { "GC" }.into()),
+            Value::Num(50_000.0),
+            Value::Num(r.decimal(0.0, 0.5, 4)),
+            Value::Num(-10.0),
+            Value::Num(10.0),
+            Value::Int(1),
+            Value::Int(0),
+            Value::Text(r.astring(300, 500)),
+        ]
+    }
+
+    pub fn history(r: &mut Random, w_id: u32, d_id: u32, c_id: u32) -> Vec<Value> {
+        vec![
+            Value::Int(c_id.into()),
+            Value::Int(d_id.into()),
+            Value::Int(w_id.into()),
+            Value::Int(d_id.into()),
+            Value::Int(w_id.into()),
+            Value::Now,
+            Value::Num(10.0),
+            Value::Text(r.astring(12, 24)),
+        ]
+    }
+
+    /// The orders of one district: a random permutation of customers, with
+    /// their order lines and, for the last 900, new-order rows.
+    pub struct DistrictOrders {
+        pub orders: Vec<Vec<Value>>,
+        pub lines: Vec<Vec<Value>>,
+        pub new_orders: Vec<Vec<Value>>,
+    }
+
+    pub fn orders(r: &mut Random, w_id: u32, d_id: u32) -> DistrictOrders {
+        let mut perm: Vec<u32> = (1..=CUSTOMERS_PER_DISTRICT).collect();
+        for i in (1..perm.len()).rev() {
+            let j = r.rng.below(i as u64 + 1) as usize;
+            perm.swap(i, j);
+        }
+        let mut out = DistrictOrders {
+            orders: Vec::with_capacity(3000),
+            lines: Vec::with_capacity(30_000),
+            new_orders: Vec::with_capacity(900),
+        };
+        for o_id in 1..=CUSTOMERS_PER_DISTRICT {
+            let delivered = o_id < FIRST_NEW_ORDER;
+            let ol_cnt = r.uniform(5, 15);
+            out.orders.push(vec![
+                Value::Int(o_id.into()),
+                Value::Int(d_id.into()),
+                Value::Int(w_id.into()),
+                Value::Int(perm[o_id as usize - 1].into()),
+                Value::Now,
+                if delivered {
+                    Value::Int(r.uniform(1, 10).into())
+                } else {
+                    Value::Null
+                },
+                Value::Int(ol_cnt.into()),
+                Value::Int(1),
+            ]);
+            for n in 1..=ol_cnt {
+                out.lines.push(vec![
+                    Value::Int(o_id.into()),
+                    Value::Int(d_id.into()),
+                    Value::Int(w_id.into()),
+                    Value::Int(n.into()),
+                    Value::Int(r.uniform(1, ITEMS).into()),
+                    Value::Int(w_id.into()),
+                    if delivered { Value::Now } else { Value::Null },
+                    Value::Int(5),
+                    Value::Num(if delivered {
+                        0.0
+                    } else {
+                        r.decimal(0.01, 9999.99, 2)
+                    }),
+                    Value::Text(r.astring(24, 24)),
+                ]);
+            }
+            if !delivered {
+                out.new_orders.push(vec![
+                    Value::Int(o_id.into()),
+                    Value::Int(d_id.into()),
+                    Value::Int(w_id.into()),
+                ]);
+            }
+        }
+        out
+    }
+}
+
+/// The columns of each table, in the order of [`rows`].
+pub const COLUMNS: &[(&str, &[&str])] = &[
+    ("item", &["i_id", "i_im_id", "i_name", "i_price", "i_data"]),
+    (
+        "warehouse",
+        &[
+            "w_id",
+            "w_name",
+            "w_street_1",
+            "w_street_2",
+            "w_city",
+            "w_state",
+            "w_zip",
+            "w_tax",
+            "w_ytd",
+        ],
+    ),
+    (
+        "stock",
+        &[
+            "s_i_id",
+            "s_w_id",
+            "s_quantity",
+            "s_dist_01",
+            "s_dist_02",
+            "s_dist_03",
+            "s_dist_04",
+            "s_dist_05",
+            "s_dist_06",
+            "s_dist_07",
+            "s_dist_08",
+            "s_dist_09",
+            "s_dist_10",
+            "s_ytd",
+            "s_order_cnt",
+            "s_remote_cnt",
+            "s_data",
+        ],
+    ),
+    (
+        "district",
+        &[
+            "d_id",
+            "d_w_id",
+            "d_name",
+            "d_street_1",
+            "d_street_2",
+            "d_city",
+            "d_state",
+            "d_zip",
+            "d_tax",
+            "d_ytd",
+            "d_next_o_id",
+        ],
+    ),
+    (
+        "customer",
+        &[
+            "c_id",
+            "c_d_id",
+            "c_w_id",
+            "c_first",
+            "c_middle",
+            "c_last",
+            "c_street_1",
+            "c_street_2",
+            "c_city",
+            "c_state",
+            "c_zip",
+            "c_phone",
+            "c_since",
+            "c_credit",
+            "c_credit_lim",
+            "c_discount",
+            "c_balance",
+            "c_ytd_payment",
+            "c_payment_cnt",
+            "c_delivery_cnt",
+            "c_data",
+        ],
+    ),
+    (
+        "history",
+        &[
+            "h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount", "h_data",
+        ],
+    ),
+    (
+        "oorder",
+        &[
+            "o_id",
+            "o_d_id",
+            "o_w_id",
+            "o_c_id",
+            "o_entry_d",
+            "o_carrier_id",
+            "o_ol_cnt",
+            "o_all_local",
+        ],
+    ),
+    (
+        "order_line",
+        &[
+            "ol_o_id",
+            "ol_d_id",
+            "ol_w_id",
+            "ol_number",
+            "ol_i_id",
+            "ol_supply_w_id",
+            "ol_delivery_d",
+            "ol_quantity",
+            "ol_amount",
+            "ol_dist_info",
+        ],
+    ),
+    ("new_order", &["no_o_id", "no_d_id", "no_w_id"]),
+];
+
+pub fn columns(table: &str) -> &'static [&'static str] {
+    COLUMNS
+        .iter()
+        .find(|(t, _)| *t == table)
+        .map(|(_, c)| *c)
+        .unwrap_or(&[])
+}
+
+/// Rows per warehouse of each table (ITEM is loaded once).
+pub fn rows_per_warehouse() -> u64 {
+    // warehouse + districts + customers + history + orders + ~order lines
+    // (10 per order on average) + new orders + stock
+    1 + 10 + 30_000 + 30_000 + 30_000 + 300_000 + 9_000 + 100_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_names_are_three_syllables_by_digit() {
+        assert_eq!(last_name(0), "BARBARBAR");
+        assert_eq!(last_name(371), "PRICALLYOUGHT");
+        assert_eq!(last_name(999), "EINGEINGEING");
+    }
+
+    #[test]
+    fn run_constants_keep_the_required_distance_from_the_load() {
+        let mut rng = Rng::new(3);
+        for _ in 0..200 {
+            let load = Constants::for_load(&mut rng);
+            let run = Constants::for_run(&load, &mut rng);
+            let d = load.c_last.abs_diff(run.c_last);
+            assert!((65..=119).contains(&d) && d != 96 && d != 112, "{d}");
+        }
+        assert!(!Constants::valid_run_delta(10, 106));
+        assert!(Constants::valid_run_delta(10, 75));
+    }
+
+    #[test]
+    fn nurand_stays_in_range_and_is_not_uniform() {
+        let mut r = Random::new(
+            1,
+            Constants {
+                c_last: 100,
+                c_id: 500,
+                ol_i_id: 4000,
+            },
+        );
+        let mut hist = vec![0u32; 3001];
+        for _ in 0..300_000 {
+            let v = r.nurand(1023, 1, 3000);
+            assert!((1..=3000).contains(&v));
+            hist[v as usize] += 1;
+        }
+        let max = *hist.iter().max().unwrap();
+        let min = *hist[1..].iter().min().unwrap();
+        assert!(
+            max > 3 * min.max(1),
+            "NURand is skewed: max {max}, min {min}"
+        );
+        for _ in 0..10_000 {
+            assert!((1..=ITEMS).contains(&r.nurand(8191, 1, ITEMS)));
+            assert!(r.nurand(255, 0, 999) <= 999);
+        }
+    }
+
+    #[test]
+    fn strings_and_original_data_follow_the_rules() {
+        let mut r = Random::new(
+            2,
+            Constants {
+                c_last: 0,
+                c_id: 0,
+                ol_i_id: 0,
+            },
+        );
+        let mut original = 0;
+        for _ in 0..10_000 {
+            let s = r.data_original();
+            assert!((26..=50).contains(&s.len()));
+            if s.contains("ORIGINAL") {
+                original += 1;
+            }
+        }
+        assert!((800..1200).contains(&original), "{original} of 10000");
+        let z = r.zip();
+        assert!(z.len() == 9 && z.ends_with("11111") && z.chars().all(|c| c.is_ascii_digit()));
+        let d = r.decimal(0.0, 0.2, 4);
+        assert!((0.0..=0.2).contains(&d));
+    }
+
+    #[test]
+    fn the_mix_has_the_standard_shares() {
+        let mut deck = Deck::new();
+        let mut rng = Rng::new(9);
+        let mut n = [0u32; 5];
+        for _ in 0..23_000 {
+            n[deck.draw(&mut rng).index()] += 1;
+        }
+        assert_eq!(n, [10_000, 10_000, 1000, 1000, 1000]);
+    }
+
+    #[test]
+    fn inputs_follow_clause_2() {
+        let mut r = Random::new(
+            5,
+            Constants {
+                c_last: 1,
+                c_id: 2,
+                ol_i_id: 3,
+            },
+        );
+        let (mut rollbacks, mut remote_lines, mut lines, mut by_name, mut remote_pay) =
+            (0, 0, 0, 0, 0);
+        for _ in 0..20_000 {
+            let o = r.new_order(1, 10);
+            assert!((5..=15).contains(&o.lines.len()));
+            if o.rollback {
+                rollbacks += 1;
+                assert_eq!(o.lines.last().unwrap().i_id, ITEMS + 1);
+            }
+            lines += o.lines.len();
+            remote_lines += o.lines.iter().filter(|l| l.supply_w_id != 1).count();
+            let p = r.payment(1, 10);
+            if p.c_w_id != 1 {
+                remote_pay += 1;
+            }
+            if matches!(p.customer, CustomerBy::LastName(_)) {
+                by_name += 1;
+            }
+        }
+        assert!((120..=280).contains(&rollbacks), "{rollbacks}");
+        let remote = remote_lines as f64 / lines as f64;
+        assert!((0.007..0.013).contains(&remote), "{remote}");
+        assert!((2600..3400).contains(&remote_pay), "{remote_pay}");
+        assert!((11_500..12_500).contains(&by_name), "{by_name}");
+        // one warehouse: nothing is remote
+        let o = r.new_order(1, 1);
+        assert!(o.lines.iter().all(|l| l.supply_w_id == 1));
+    }
+
+    #[test]
+    fn initial_rows_match_their_columns() {
+        let mut r = Random::new(
+            7,
+            Constants {
+                c_last: 5,
+                c_id: 6,
+                ol_i_id: 7,
+            },
+        );
+        assert_eq!(rows::item(&mut r, 1).len(), columns("item").len());
+        assert_eq!(rows::warehouse(&mut r, 1).len(), columns("warehouse").len());
+        assert_eq!(rows::stock(&mut r, 1, 1).len(), columns("stock").len());
+        assert_eq!(
+            rows::district(&mut r, 1, 1).len(),
+            columns("district").len()
+        );
+        assert_eq!(
+            rows::customer(&mut r, 1, 1, 1).len(),
+            columns("customer").len()
+        );
+        assert_eq!(
+            rows::history(&mut r, 1, 1, 1).len(),
+            columns("history").len()
+        );
+        let o = rows::orders(&mut r, 1, 1);
+        assert_eq!(o.orders.len(), 3000);
+        assert_eq!(o.new_orders.len(), 900);
+        assert_eq!(o.orders[0].len(), columns("oorder").len());
+        assert_eq!(o.lines[0].len(), columns("order_line").len());
+        let mut customers: Vec<i64> = o
+            .orders
+            .iter()
+            .map(|row| match row[3] {
+                Value::Int(c) => c,
+                _ => 0,
+            })
+            .collect();
+        customers.sort();
+        assert_eq!(customers, (1..=3000).collect::<Vec<i64>>(), "a permutation");
+        let lines: i64 = o
+            .orders
+            .iter()
+            .map(|row| match row[6] {
+                Value::Int(n) => n,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(lines as usize, o.lines.len());
+        // customers 1..1000 take the syllables of c_id - 1
+        assert_eq!(
+            rows::customer(&mut r, 1, 1, 1)[5],
+            Value::Text("BARBARBAR".into())
+        );
+    }
+}
