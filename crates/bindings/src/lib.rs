@@ -50,6 +50,7 @@ pub mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod testing;
+pub mod tpcc;
 pub mod url;
 
 use std::sync::Arc;

@@ -26,7 +26,7 @@ pub const OPTIONS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone)]
-struct Settings {
+pub(crate) struct Settings {
     journal_mode: String,
     synchronous: String,
     cache_size: Option<u64>,
@@ -55,63 +55,70 @@ fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> BindingError {
     ))
 }
 
+/// The database file and connection settings of a `sqlite://` URL.
+pub(crate) fn settings_of(target: &Target) -> Result<(PathBuf, Settings), BindingError> {
+    target.allow_only(OPTIONS)?;
+    if target.rest.is_empty() {
+        return Err(BindingError::Config(
+            "sqlite:// needs a file path: sqlite:///absolute/path.db or sqlite://relative/path.db"
+                .into(),
+        ));
+    }
+    let path = PathBuf::from(&target.rest);
+    let journal_mode = target
+        .param("journal_mode")
+        .unwrap_or("wal")
+        .to_ascii_lowercase();
+    if !["wal", "delete", "truncate", "persist", "memory", "off"].contains(&journal_mode.as_str()) {
+        return Err(BindingError::Config(format!("sqlite journal_mode={journal_mode} is not valid: use wal, delete, truncate, persist, memory or off")));
+    }
+    let synchronous = target
+        .param("synchronous")
+        .unwrap_or("normal")
+        .to_ascii_lowercase();
+    if !["off", "normal", "full", "extra"].contains(&synchronous.as_str()) {
+        return Err(BindingError::Config(format!(
+            "sqlite synchronous={synchronous} is not valid: use off, normal, full or extra"
+        )));
+    }
+    let bytes = |name: &str| -> Result<Option<u64>, BindingError> {
+        target
+            .param(name)
+            .map(|v| {
+                parse_bytes(v).ok_or_else(|| {
+                    BindingError::Config(format!(
+                        "sqlite {name}={v} is not a size: use for example {name}=64MiB"
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let busy_timeout = match target.param("busy_timeout") {
+        Some(v) => parse_duration(v).ok_or_else(|| {
+            BindingError::Config(format!(
+                "sqlite busy_timeout={v} is not a duration: use for example busy_timeout=10s"
+            ))
+        })?,
+        None => Duration::from_secs(10),
+    };
+    let settings = Settings {
+        journal_mode,
+        synchronous,
+        cache_size: bytes("cache_size")?,
+        busy_timeout,
+        mmap_size: bytes("mmap_size")?.unwrap_or(0),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(BindingError::Io(format!("directory {} of the SQLite database does not exist; create it or choose another path", dir.display())));
+        }
+    }
+    Ok((path, settings))
+}
+
 impl SqliteBinding {
     pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
-        target.allow_only(OPTIONS)?;
-        if target.rest.is_empty() {
-            return Err(BindingError::Config("sqlite:// needs a file path: sqlite:///absolute/path.db or sqlite://relative/path.db".into()));
-        }
-        let path = PathBuf::from(&target.rest);
-        let journal_mode = target
-            .param("journal_mode")
-            .unwrap_or("wal")
-            .to_ascii_lowercase();
-        if !["wal", "delete", "truncate", "persist", "memory", "off"]
-            .contains(&journal_mode.as_str())
-        {
-            return Err(BindingError::Config(format!("sqlite journal_mode={journal_mode} is not valid: use wal, delete, truncate, persist, memory or off")));
-        }
-        let synchronous = target
-            .param("synchronous")
-            .unwrap_or("normal")
-            .to_ascii_lowercase();
-        if !["off", "normal", "full", "extra"].contains(&synchronous.as_str()) {
-            return Err(BindingError::Config(format!(
-                "sqlite synchronous={synchronous} is not valid: use off, normal, full or extra"
-            )));
-        }
-        let bytes = |name: &str| -> Result<Option<u64>, BindingError> {
-            target
-                .param(name)
-                .map(|v| {
-                    parse_bytes(v).ok_or_else(|| {
-                        BindingError::Config(format!(
-                            "sqlite {name}={v} is not a size: use for example {name}=64MiB"
-                        ))
-                    })
-                })
-                .transpose()
-        };
-        let busy_timeout = match target.param("busy_timeout") {
-            Some(v) => parse_duration(v).ok_or_else(|| {
-                BindingError::Config(format!(
-                    "sqlite busy_timeout={v} is not a duration: use for example busy_timeout=10s"
-                ))
-            })?,
-            None => Duration::from_secs(10),
-        };
-        let settings = Settings {
-            journal_mode,
-            synchronous,
-            cache_size: bytes("cache_size")?,
-            busy_timeout,
-            mmap_size: bytes("mmap_size")?.unwrap_or(0),
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                return Err(BindingError::Io(format!("directory {} of the SQLite database does not exist; create it or choose another path", dir.display())));
-            }
-        }
+        let (path, settings) = settings_of(target)?;
         if !opts.create && !path.exists() {
             return Err(BindingError::Unavailable(format!(
                 "SQLite database {} does not exist: run `yardstick load` with the same --db first",
@@ -134,7 +141,7 @@ impl SqliteBinding {
     }
 }
 
-fn connect(path: &Path, s: &Settings, create: bool) -> Result<Connection, BindingError> {
+pub(crate) fn connect(path: &Path, s: &Settings, create: bool) -> Result<Connection, BindingError> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;

@@ -13,6 +13,7 @@ pub mod report;
 pub mod slo;
 pub mod status;
 pub mod suite;
+pub mod tpcc;
 pub mod workloads;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -94,6 +95,10 @@ pub enum Command {
         /// The result compared with it.
         b: PathBuf,
     },
+    /// TPC-C: load W warehouses, run the five transactions from T terminals
+    /// (tpmC, per-transaction latency), check the consistency conditions.
+    #[command(subcommand)]
+    Tpcc(tpcc::TpccCommand),
     /// Write a report of results, suites (their directory or index.json) and
     /// matrices: one self-contained HTML file with inline SVG charts, or its
     /// tables as Markdown or CSV.
@@ -306,6 +311,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
         Command::List { what } => list::print(*what),
         Command::Matrix(a) => matrix::execute(a),
         Command::Suite(a) => suite::execute(a),
+        Command::Tpcc(t) => tpcc::execute(t, command_line.clone()),
         Command::Report {
             inputs,
             out,

@@ -7,4 +7,4 @@ pub mod summary;
 pub mod welch;
 
 pub use recorder::{OpRecorder, Recorder};
-pub use summary::{decode_histogram, encode_histogram, Summary};
+pub use summary::{decode_histogram, encode_histogram, new_histogram, Summary};

@@ -6,6 +6,8 @@
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
+pub mod result;
+
 pub const DISTRICTS: u32 = 10;
 pub const CUSTOMERS_PER_DISTRICT: u32 = 3000;
 pub const ITEMS: u32 = 100_000;

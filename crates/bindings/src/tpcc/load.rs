@@ -1,0 +1,249 @@
+//! The initial database (clause 4.3.3.1), warehouse by warehouse, each
+//! finished warehouse marked in `tpcc_meta` so an interrupted load resumes:
+//! a half-loaded warehouse is deleted and loaded again.
+use super::{int, text, Conn, DbError, Row, Value, SCHEMA, TABLES};
+use yardstick_core::rng::derive_seed;
+use yardstick_core::tpcc::{rows, Constants, Random, CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
+
+/// Rows per loader call (one transaction each).
+pub const BATCH: usize = 1000;
+
+/// What a database holds of a TPC-C load.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LoadState {
+    pub schema: bool,
+    pub items: bool,
+    /// Warehouses fully loaded.
+    pub warehouses: Vec<u32>,
+    /// The load's NURand constants (a run derives its own from them).
+    pub constants: Option<Constants>,
+}
+
+impl LoadState {
+    /// Whether warehouses 1..=w are all loaded.
+    pub fn complete_up_to(&self, w: u32) -> bool {
+        self.items && (1..=w).all(|i| self.warehouses.contains(&i))
+    }
+
+    /// The highest W such that 1..=W are loaded.
+    pub fn loaded(&self) -> u32 {
+        let mut w = 0;
+        while self.warehouses.contains(&(w + 1)) {
+            w += 1;
+        }
+        w
+    }
+}
+
+pub fn state<C: Conn>(c: &mut C) -> Result<LoadState, DbError> {
+    let rows = match c.query("SELECT name, value FROM tpcc_meta", &[]) {
+        Ok(r) => r,
+        // no meta table: no TPC-C schema here
+        Err(_) => return Ok(LoadState::default()),
+    };
+    let mut s = LoadState {
+        schema: true,
+        ..Default::default()
+    };
+    let get = |n: &str| -> Option<u32> {
+        rows.iter()
+            .find(|r| text(r, 0) == n)
+            .and_then(|r| text(r, 1).parse().ok())
+    };
+    if let (Some(c_last), Some(c_id), Some(ol_i_id)) = (get("c_last"), get("c_id"), get("ol_i_id"))
+    {
+        s.constants = Some(Constants {
+            c_last,
+            c_id,
+            ol_i_id,
+        });
+    }
+    for r in &rows {
+        let name = text(r, 0);
+        if name == "items" {
+            s.items = true;
+        } else if let Some(w) = name.strip_prefix("warehouse:") {
+            if let Ok(w) = w.parse() {
+                s.warehouses.push(w);
+            }
+        }
+    }
+    s.warehouses.sort_unstable();
+    Ok(s)
+}
+
+/// Creates the tables (when missing) and fixes the load's constants; returns them.
+pub fn prepare<C: Conn>(c: &mut C, seed: u64) -> Result<Constants, DbError> {
+    let s = state(c)?;
+    if !s.schema {
+        for ddl in SCHEMA {
+            c.batch(ddl)?;
+        }
+    }
+    if let Some(k) = s.constants {
+        return Ok(k);
+    }
+    let k = Constants::for_load(&mut yardstick_core::rng::Rng::new(derive_seed(
+        seed,
+        &[0x7c],
+    )));
+    c.begin()?;
+    for (n, v) in [
+        ("c_last", k.c_last),
+        ("c_id", k.c_id),
+        ("ol_i_id", k.ol_i_id),
+    ] {
+        c.execute(
+            "INSERT INTO tpcc_meta (name, value) VALUES (?, ?)",
+            &[Value::Text(n.into()), Value::Text(v.to_string())],
+        )?;
+    }
+    c.commit()?;
+    Ok(k)
+}
+
+fn mark<C: Conn>(c: &mut C, name: String) -> Result<(), DbError> {
+    c.begin()?;
+    c.execute(
+        "INSERT INTO tpcc_meta (name, value) VALUES (?, 'done')",
+        &[Value::Text(name)],
+    )?;
+    c.commit()
+}
+
+/// Buffers rows per table and loads them in batches.
+struct Loader<'a, C: Conn> {
+    c: &'a mut C,
+    rows: Vec<(&'static str, Vec<Row>)>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl<C: Conn> Loader<'_, C> {
+    fn push(&mut self, table: &'static str, row: Row) -> Result<(), DbError> {
+        let pos = match self.rows.iter().position(|(t, _)| *t == table) {
+            Some(p) => p,
+            None => {
+                self.rows.push((table, Vec::with_capacity(BATCH)));
+                self.rows.len() - 1
+            }
+        };
+        self.rows[pos].1.push(row);
+        if self.rows[pos].1.len() >= BATCH {
+            self.flush_table(pos)?;
+        }
+        Ok(())
+    }
+
+    fn flush_table(&mut self, pos: usize) -> Result<(), DbError> {
+        let (table, rows) = &mut self.rows[pos];
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.c.load(table, rows)?;
+        (self.progress)(rows.len() as u64);
+        rows.clear();
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), DbError> {
+        for p in 0..self.rows.len() {
+            self.flush_table(p)?;
+        }
+        Ok(())
+    }
+}
+
+/// Loads ITEM (once per database).
+pub fn items<C: Conn>(
+    c: &mut C,
+    seed: u64,
+    k: Constants,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), DbError> {
+    c.batch("DELETE FROM item")?;
+    let mut r = Random::new(derive_seed(seed, &[0x17]), k);
+    let mut l = Loader {
+        c,
+        rows: Vec::new(),
+        progress,
+    };
+    for i_id in 1..=ITEMS {
+        l.push("item", rows::item(&mut r, i_id))?;
+    }
+    l.flush()?;
+    mark(c, "items".into())
+}
+
+/// Loads warehouse `w` and everything that belongs to it, after deleting
+/// what an interrupted load left of it.
+pub fn warehouse<C: Conn>(
+    c: &mut C,
+    w: u32,
+    seed: u64,
+    k: Constants,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), DbError> {
+    for t in TABLES {
+        if let Some(col) = super::warehouse_column(t) {
+            c.batch(&format!("DELETE FROM {t} WHERE {col} = {w}"))?;
+        }
+    }
+    let mut r = Random::new(derive_seed(seed, &[0x3a, u64::from(w)]), k);
+    let mut l = Loader {
+        c,
+        rows: Vec::new(),
+        progress,
+    };
+    l.push("warehouse", rows::warehouse(&mut r, w))?;
+    for i_id in 1..=ITEMS {
+        l.push("stock", rows::stock(&mut r, w, i_id))?;
+    }
+    for d in 1..=DISTRICTS {
+        l.push("district", rows::district(&mut r, w, d))?;
+        for c_id in 1..=CUSTOMERS_PER_DISTRICT {
+            l.push("customer", rows::customer(&mut r, w, d, c_id))?;
+            l.push("history", rows::history(&mut r, w, d, c_id))?;
+        }
+        let o = rows::orders(&mut r, w, d);
+        for row in o.orders {
+            l.push("oorder", row)?;
+        }
+        for row in o.lines {
+            l.push("order_line", row)?;
+        }
+        for row in o.new_orders {
+            l.push("new_order", row)?;
+        }
+    }
+    l.flush()?;
+    mark(c, format!("warehouse:{w}"))
+}
+
+/// Drops every TPC-C table (`tpcc load --drop`).
+pub fn drop_all<C: Conn>(c: &mut C) -> Result<(), DbError> {
+    for t in TABLES.iter().chain(["tpcc_meta"].iter()) {
+        c.batch(&format!("DROP TABLE IF EXISTS {t}"))?;
+    }
+    Ok(())
+}
+
+/// Rows of the whole database: one count per table.
+pub fn counts<C: Conn>(c: &mut C) -> Result<Vec<(String, i64)>, DbError> {
+    let mut out = Vec::new();
+    for t in TABLES {
+        let sql: &'static str = match *t {
+            "warehouse" => "SELECT COUNT(*) FROM warehouse",
+            "district" => "SELECT COUNT(*) FROM district",
+            "customer" => "SELECT COUNT(*) FROM customer",
+            "history" => "SELECT COUNT(*) FROM history",
+            "oorder" => "SELECT COUNT(*) FROM oorder",
+            "new_order" => "SELECT COUNT(*) FROM new_order",
+            "order_line" => "SELECT COUNT(*) FROM order_line",
+            "stock" => "SELECT COUNT(*) FROM stock",
+            _ => "SELECT COUNT(*) FROM item",
+        };
+        let r = c.query(sql, &[])?;
+        out.push((t.to_string(), r.first().map_or(0, |r| int(r, 0))));
+    }
+    Ok(out)
+}

@@ -1,0 +1,195 @@
+//! TPC-C against SQL databases: the schema, the loader, the five transactions
+//! and the consistency checks, written once against [`Conn`], a small
+//! synchronous connection interface each database implements (one connection
+//! per terminal thread). Statements use `?` placeholders and ` FOR UPDATE`;
+//! each database's connection rewrites them to its own dialect once, when it
+//! prepares them.
+pub mod check;
+pub mod load;
+pub mod run;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod txn;
+
+pub use yardstick_core::tpcc::Value;
+
+/// Why a statement failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A serialization failure, deadlock or lock timeout: the transaction
+    /// may succeed when retried.
+    Retry,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DbError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn other(m: impl std::fmt::Display) -> DbError {
+        DbError {
+            kind: ErrorKind::Other,
+            message: m.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type Row = Vec<Value>;
+
+/// One connection of one terminal or loader thread.
+pub trait Conn {
+    fn begin(&mut self) -> Result<(), DbError>;
+    fn commit(&mut self) -> Result<(), DbError>;
+    fn rollback(&mut self) -> Result<(), DbError>;
+    /// Runs a query (prepared once per connection) and returns its rows.
+    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError>;
+    /// Runs a statement and returns the rows it changed.
+    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError>;
+    /// Runs DDL or other unprepared statements.
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Inserts `rows` into `table` (its columns in [`yardstick_core::tpcc::COLUMNS`]
+    /// order) with the database's fast path, as one transaction.
+    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError>;
+}
+
+/// Reads a column as an integer (NULL as 0).
+pub fn int(row: &Row, i: usize) -> i64 {
+    match row.get(i) {
+        Some(Value::Int(v)) => *v,
+        Some(Value::Num(v)) => *v as i64,
+        Some(Value::Text(t)) => t.trim().parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Reads a column as a number (NULL as 0).
+pub fn num(row: &Row, i: usize) -> f64 {
+    match row.get(i) {
+        Some(Value::Int(v)) => *v as f64,
+        Some(Value::Num(v)) => *v,
+        Some(Value::Text(t)) => t.trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+pub fn text(row: &Row, i: usize) -> String {
+    match row.get(i) {
+        Some(Value::Text(t)) => t.clone(),
+        Some(Value::Int(v)) => v.to_string(),
+        Some(Value::Num(v)) => v.to_string(),
+        _ => String::new(),
+    }
+}
+
+pub fn is_null(row: &Row, i: usize) -> bool {
+    matches!(row.get(i), None | Some(Value::Null))
+}
+
+/// The nine tables with the specification's columns and primary keys, the
+/// secondary indexes the transactions need, and the loader's bookkeeping.
+/// Money is DECIMAL(12,2), rates DECIMAL(4,4).
+pub const SCHEMA: &[&str] = &[
+    "CREATE TABLE warehouse (w_id INTEGER NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2), PRIMARY KEY (w_id))",
+    "CREATE TABLE district (d_id INTEGER NOT NULL, d_w_id INTEGER NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4,4), d_ytd DECIMAL(12,2), d_next_o_id INTEGER, PRIMARY KEY (d_w_id, d_id))",
+    "CREATE TABLE customer (c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since TIMESTAMP, c_credit CHAR(2), c_credit_lim DECIMAL(12,2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INTEGER, c_delivery_cnt INTEGER, c_data VARCHAR(500), PRIMARY KEY (c_w_id, c_d_id, c_id))",
+    "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)",
+    "CREATE TABLE history (h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER, h_date TIMESTAMP, h_amount DECIMAL(6,2), h_data VARCHAR(24))",
+    "CREATE TABLE oorder (o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, o_entry_d TIMESTAMP, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER, PRIMARY KEY (o_w_id, o_d_id, o_id))",
+    "CREATE INDEX oorder_customer ON oorder (o_w_id, o_d_id, o_c_id, o_id)",
+    "CREATE TABLE new_order (no_o_id INTEGER NOT NULL, no_d_id INTEGER NOT NULL, no_w_id INTEGER NOT NULL, PRIMARY KEY (no_w_id, no_d_id, no_o_id))",
+    "CREATE TABLE order_line (ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL, ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d TIMESTAMP, ol_quantity INTEGER, ol_amount DECIMAL(6,2), ol_dist_info CHAR(24), PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
+    "CREATE TABLE item (i_id INTEGER NOT NULL, i_im_id INTEGER, i_name VARCHAR(24), i_price DECIMAL(5,2), i_data VARCHAR(50), PRIMARY KEY (i_id))",
+    "CREATE TABLE stock (s_i_id INTEGER NOT NULL, s_w_id INTEGER NOT NULL, s_quantity INTEGER, s_dist_01 CHAR(24), s_dist_02 CHAR(24), s_dist_03 CHAR(24), s_dist_04 CHAR(24), s_dist_05 CHAR(24), s_dist_06 CHAR(24), s_dist_07 CHAR(24), s_dist_08 CHAR(24), s_dist_09 CHAR(24), s_dist_10 CHAR(24), s_ytd INTEGER, s_order_cnt INTEGER, s_remote_cnt INTEGER, s_data VARCHAR(50), PRIMARY KEY (s_w_id, s_i_id))",
+    "CREATE TABLE tpcc_meta (name VARCHAR(40) NOT NULL, value VARCHAR(200), PRIMARY KEY (name))",
+];
+
+/// The tables, in the order the loader fills them per warehouse.
+pub const TABLES: &[&str] = &[
+    "warehouse",
+    "district",
+    "customer",
+    "history",
+    "oorder",
+    "new_order",
+    "order_line",
+    "stock",
+    "item",
+];
+
+/// The warehouse column of each table (to delete a half-loaded warehouse).
+pub fn warehouse_column(table: &str) -> Option<&'static str> {
+    Some(match table {
+        "warehouse" => "w_id",
+        "district" => "d_w_id",
+        "customer" => "c_w_id",
+        "history" => "h_w_id",
+        "oorder" => "o_w_id",
+        "new_order" => "no_w_id",
+        "order_line" => "ol_w_id",
+        "stock" => "s_w_id",
+        _ => return None,
+    })
+}
+
+/// `?` placeholders as `$1, $2, ...` (PostgreSQL).
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    let mut quoted = false;
+    for c in sql.chars() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        if c == '?' && !quoted {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(
+            numbered_placeholders("SELECT a FROM t WHERE b = ? AND c = '?' AND d = ?"),
+            "SELECT a FROM t WHERE b = $1 AND c = '?' AND d = $2"
+        );
+    }
+
+    #[test]
+    fn every_loaded_table_has_a_schema_and_columns() {
+        for t in TABLES {
+            assert!(
+                SCHEMA
+                    .iter()
+                    .any(|s| s.starts_with(&format!("CREATE TABLE {t} ("))),
+                "{t}"
+            );
+            let cols = yardstick_core::tpcc::columns(t);
+            assert!(!cols.is_empty(), "{t}");
+            let ddl = SCHEMA
+                .iter()
+                .find(|s| s.starts_with(&format!("CREATE TABLE {t} (")))
+                .unwrap();
+            for c in cols {
+                assert!(ddl.contains(&format!("{c} ")), "{t}.{c}");
+            }
+        }
+    }
+}
