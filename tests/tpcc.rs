@@ -225,7 +225,21 @@ fn an_interrupted_load_resumes_without_duplicates() {
         "{}",
         run.stderr
     );
-    let r = load(dir.path(), "2");
+    // more loaders than warehouses left to load
+    let r = yardstick(
+        dir.path(),
+        &[
+            "tpcc",
+            "load",
+            "--db",
+            "sqlite://t.db",
+            "--warehouses",
+            "2",
+            "--loaders",
+            "3",
+            "-q",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("loaded already"), "{}", r.stderr);
     assert_eq!(
@@ -296,5 +310,88 @@ fn bad_tpcc_input_is_refused_in_one_line() {
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(expect), "{args:?}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    }
+}
+
+/// Against the PostgreSQL test server (`scripts/services start postgres`).
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+
+    fn url() -> String {
+        std::env::var("YARDSTICK_PG_URL")
+            .unwrap_or_else(|_| "postgres://bench:benchpw@127.0.0.1:55432/ycsb".into())
+    }
+
+    #[test]
+    fn load_with_copy_run_and_check_on_postgresql() {
+        if !yardstick_bindings::testing::server_available(
+            "PostgreSQL",
+            &url(),
+            "scripts/services start postgres",
+        ) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let u = url();
+        let l = yardstick(
+            dir.path(),
+            &[
+                "tpcc",
+                "load",
+                "--db",
+                &u,
+                "--warehouses",
+                "1",
+                "--loaders",
+                "2",
+                "--drop",
+                "-q",
+            ],
+        );
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        assert!(l.stdout.contains("rows/s"), "{}", l.stdout);
+        let r = yardstick(
+            dir.path(),
+            &[
+                "tpcc",
+                "run",
+                "--db",
+                &u,
+                "--warehouses",
+                "1",
+                "--terminals",
+                "4",
+                "--duration",
+                "3s",
+                "-q",
+                "--out",
+                "pg.json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let v = read_json(&dir.path().join("pg.json"));
+        assert_eq!(v["database"]["engine"]["name"], "postgresql");
+        assert!(v["database"]["isolation"]
+            .as_str()
+            .unwrap()
+            .contains("read committed"));
+        assert!(v["tpmc"].as_f64().unwrap() > 0.0);
+        assert_eq!(v["transactions"]["NEW-ORDER"]["errors"], 0);
+        let checks = v["checks"].as_array().unwrap();
+        assert!(
+            checks.len() == 4 && checks.iter().all(|c| c["pass"] == true),
+            "{checks:?}"
+        );
+        let all = format!(
+            "{}{}{}{}",
+            l.stdout,
+            r.stdout,
+            r.stderr,
+            std::fs::read_to_string(dir.path().join("pg.json")).unwrap()
+        );
+        assert!(!all.contains("benchpw"), "the password leaked");
+        let c = yardstick(dir.path(), &["tpcc", "check", "--db", &u]);
+        assert_eq!(c.code, 0, "{}", c.stdout);
     }
 }

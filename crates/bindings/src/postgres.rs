@@ -51,8 +51,8 @@ pub enum Flavor {
 
 /// Connection settings shared by the binding and its sessions.
 #[derive(Clone)]
-struct Endpoint {
-    config: Config,
+pub(crate) struct Endpoint {
+    pub(crate) config: Config,
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
 }
 
@@ -111,7 +111,60 @@ fn connect_error(config: &Config, e: &tokio_postgres::Error) -> BindingError {
     }
 }
 
-async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
+/// The driver configuration and TLS of a `postgres://` URL (the YCSB binding's
+/// options are accepted; TPC-C uses the same connection code).
+pub(crate) fn endpoint(target: &Target, url: &str) -> Result<Endpoint, BindingError> {
+    crate::net::use_ring_for_tls();
+    target.allow_only(OPTIONS)?;
+    // the driver parses the URL with only its own options
+    let mut driver_url = url.split('?').next().unwrap_or(url).to_string();
+    let driver_params: Vec<String> = target
+        .params
+        .iter()
+        .filter(|(k, _)| DRIVER_OPTIONS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !driver_params.is_empty() {
+        driver_url.push('?');
+        driver_url.push_str(&driver_params.join("&"));
+    }
+    let mut config = Config::from_str(&driver_url).map_err(|e| {
+        BindingError::Config(format!(
+            "{} is not a PostgreSQL URL ({e}); use postgres://user:password@host:port/database",
+            yardstick_core::result::redact_url(url)
+        ))
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("yardstick");
+    }
+    let ca = target.param("sslrootcert");
+    let insecure = target.param("tls_insecure") == Some("true");
+    let wants_tls = ca.is_some()
+        || insecure
+        || matches!(target.param("sslmode"), Some("require") | Some("prefer"));
+    if (ca.is_some() || insecure) && target.param("sslmode") == Some("disable") {
+        return Err(BindingError::Config(
+            "sslrootcert and tls_insecure need TLS, but sslmode=disable: use sslmode=require"
+                .into(),
+        ));
+    }
+    if ca.is_some() || insecure {
+        config.ssl_mode(tokio_postgres::config::SslMode::Require);
+    }
+    let tls = if wants_tls {
+        Some(tokio_postgres_rustls::MakeRustlsConnect::new(
+            crate::net::tls_config("sslrootcert", ca, insecure)?,
+        ))
+    } else {
+        None
+    };
+    Ok(Endpoint { config, tls })
+}
+
+pub(crate) async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
     let config = &ep.config;
     // The connection runs as a task of the current (worker) runtime.
     let client = match &ep.tls {
@@ -141,32 +194,7 @@ async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
 
 impl PostgresBinding {
     pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
-        crate::net::use_ring_for_tls();
-        target.allow_only(OPTIONS)?;
-        // the driver parses the URL with only its own options
-        let mut driver_url = url.split('?').next().unwrap_or(url).to_string();
-        let driver_params: Vec<String> = target
-            .params
-            .iter()
-            .filter(|(k, _)| DRIVER_OPTIONS.contains(&k.as_str()))
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        if !driver_params.is_empty() {
-            driver_url.push('?');
-            driver_url.push_str(&driver_params.join("&"));
-        }
-        let mut config = Config::from_str(&driver_url).map_err(|e| {
-            BindingError::Config(format!(
-                "{} is not a PostgreSQL URL ({e}); use postgres://user:password@host:port/database",
-                yardstick_core::result::redact_url(url)
-            ))
-        })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(std::time::Duration::from_secs(10));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("yardstick");
-        }
+        let ep = endpoint(target, url)?;
         let flavor = match target.param("flavor").unwrap_or("postgres") {
             "postgres" | "postgresql" => Flavor::Postgres,
             "cockroach" | "cockroachdb" => Flavor::Cockroach,
@@ -206,28 +234,6 @@ impl PostgresBinding {
                 "batch=copy cannot upsert (COPY only inserts): use insert.semantics=insert or batch=values".into(),
             ));
         }
-        let ca = target.param("sslrootcert");
-        let insecure = target.param("tls_insecure") == Some("true");
-        let wants_tls = ca.is_some()
-            || insecure
-            || matches!(target.param("sslmode"), Some("require") | Some("prefer"));
-        if (ca.is_some() || insecure) && target.param("sslmode") == Some("disable") {
-            return Err(BindingError::Config(
-                "sslrootcert and tls_insecure need TLS, but sslmode=disable: use sslmode=require"
-                    .into(),
-            ));
-        }
-        if ca.is_some() || insecure {
-            config.ssl_mode(tokio_postgres::config::SslMode::Require);
-        }
-        let tls = if wants_tls {
-            Some(tokio_postgres_rustls::MakeRustlsConnect::new(
-                crate::net::tls_config("sslrootcert", ca, insecure)?,
-            ))
-        } else {
-            None
-        };
-        let ep = Endpoint { config, tls };
         let dialect = Dialect {
             placeholder: Placeholder::Dollar,
             upsert: if flavor == Flavor::Cockroach {

@@ -150,8 +150,29 @@ fn open(url: &str, create: bool) -> Result<Opened, CliError> {
                     .into(),
             })
         }
+        #[cfg(feature = "postgres")]
+        "postgres" | "postgresql" => {
+            let c = yardstick_bindings::tpcc::postgres::PgConn::open(url).map_err(redacted)?;
+            let engine = EngineInfo {
+                name: "postgresql".into(),
+                version: c.version.clone(),
+                settings: Default::default(),
+            };
+            Ok(Opened {
+                conn: AnyConn(Box::new(c)),
+                engine,
+                isolation:
+                    "read committed, with SELECT ... FOR UPDATE on the rows a transaction changes"
+                        .into(),
+            })
+        }
         other => Err(CliError::bad_input(format!(
-            "yardstick tpcc does not support {other}:// in this version: use sqlite:///path.db"
+            "yardstick tpcc does not support {other}:// in this build: use sqlite:///path.db{}",
+            if cfg!(feature = "postgres") {
+                " or postgres://"
+            } else {
+                " (postgres:// needs --features postgres)"
+            }
         ))),
     }
 }
@@ -240,47 +261,47 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
                     Some(db_err("loading ITEM failed", &a.db)(e));
             }
         }
-        for _ in 0..a.loaders.min(todo.len().max(1) as u32) {
-            scope.spawn(|| {
-                let mut conn = match open(&a.db, true) {
-                    Ok(o) => o.conn,
-                    Err(e) => {
-                        failure
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(e);
-                        return;
+        let loaders: Vec<_> = (0..a.loaders.min(todo.len().max(1) as u32))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut conn = match open(&a.db, true) {
+                        Ok(o) => o.conn,
+                        Err(e) => {
+                            failure
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get_or_insert(e);
+                            return;
+                        }
+                    };
+                    loop {
+                        if stop.load(Ordering::SeqCst)
+                            || failure.lock().map(|f| f.is_some()).unwrap_or(true)
+                        {
+                            return;
+                        }
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(&w) = todo.get(i) else { return };
+                        if let Err(e) = load::warehouse(&mut conn, w, a.seed, k, &progress) {
+                            failure
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get_or_insert(db_err(
+                                    &format!("loading warehouse {w} failed"),
+                                    &a.db,
+                                )(e));
+                            return;
+                        }
                     }
-                };
-                loop {
-                    if stop.load(Ordering::SeqCst)
-                        || failure.lock().map(|f| f.is_some()).unwrap_or(true)
-                    {
-                        return;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&w) = todo.get(i) else { return };
-                    if let Err(e) = load::warehouse(&mut conn, w, a.seed, k, &progress) {
-                        failure
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(
-                                db_err(&format!("loading warehouse {w} failed"), &a.db)(e),
-                            );
-                        return;
-                    }
-                }
-            });
+                })
+            })
+            .collect();
+        for l in loaders {
+            let _ = l.join();
         }
-        // the loaders end before the progress line
-        while next.load(Ordering::SeqCst) < todo.len() + a.loaders as usize
-            && !stop.load(Ordering::SeqCst)
-            && failure.lock().map(|f| f.is_none()).unwrap_or(false)
-        {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // the progress line ends after the loaders
+        finished.store(true, Ordering::Relaxed);
     });
-    finished.store(true, Ordering::Relaxed);
     if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }

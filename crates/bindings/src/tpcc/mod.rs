@@ -6,6 +6,8 @@
 //! prepares them.
 pub mod check;
 pub mod load;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod run;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
