@@ -151,13 +151,7 @@ pub(crate) fn connect(path: &Path, s: &Settings, create: bool) -> Result<Connect
     let conn = Connection::open_with_flags(path, flags).map_err(|e| io_err(path, "open", e))?;
     conn.busy_timeout(s.busy_timeout)
         .map_err(|e| io_err(path, "configure", e))?;
-    let mode: String = conn
-        .query_row(
-            &format!("PRAGMA journal_mode={}", s.journal_mode),
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|e| io_err(path, "write to", e))?;
+    let mode = set_journal_mode(&conn, s).map_err(|e| io_err(path, "write to", e))?;
     if mode != s.journal_mode {
         return Err(io_err(
             path,
@@ -176,6 +170,33 @@ pub(crate) fn connect(path: &Path, s: &Settings, create: bool) -> Result<Connect
         .map_err(|e| io_err(path, "configure", e))?;
     conn.set_prepared_statement_cache_capacity(256);
     Ok(conn)
+}
+
+/// Switching the journal mode needs an exclusive lock, and SQLite answers
+/// SQLITE_BUSY at once (without the busy handler) when another process opens
+/// the same new file at that moment, as the instances of one load do; so an
+/// already right mode is left alone and a busy switch is retried until
+/// `busy_timeout` runs out.
+fn set_journal_mode(conn: &Connection, s: &Settings) -> rusqlite::Result<String> {
+    let current: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    if current.eq_ignore_ascii_case(&s.journal_mode) {
+        return Ok(s.journal_mode.clone());
+    }
+    let deadline = std::time::Instant::now() + s.busy_timeout;
+    loop {
+        match conn.query_row(
+            &format!("PRAGMA journal_mode={}", s.journal_mode),
+            [],
+            |r| r.get::<_, String>(0),
+        ) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == ErrorCode::DatabaseBusy && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn create_or_check(
@@ -576,6 +597,39 @@ mod tests {
                 .unwrap()
                 .to_string();
             assert!(e.contains("cannot open SQLite database"), "{e}");
+        }
+    }
+
+    #[test]
+    fn processes_opening_one_new_file_together_all_get_wal() {
+        // the instances of one load open the same new file at once; the
+        // journal-mode switch must wait for the others, not fail as locked
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let url = format!(
+                "sqlite://{}/race{round}.db?busy_timeout=10s",
+                dir.path().display()
+            );
+            let (path, s) = settings_of(&Target::parse(&url).unwrap()).unwrap();
+            let start = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let threads: Vec<_> = (0..6)
+                .map(|_| {
+                    let (path, s, start) = (path.clone(), s.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        connect(&path, &s, true).map(|c| {
+                            c.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+                                .unwrap()
+                        })
+                    })
+                })
+                .collect();
+            for t in threads {
+                match t.join().unwrap() {
+                    Ok(mode) => assert_eq!(mode, "wal"),
+                    Err(e) => panic!("round {round}: {e}"),
+                }
+            }
         }
     }
 }
