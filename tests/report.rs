@@ -441,3 +441,130 @@ fn semantics_that_differ_between_targets_are_flagged() {
         "{md}"
     );
 }
+
+#[test]
+fn tpcc_results_get_tpmc_bars_transaction_latency_checks_and_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = "sqlite://tpcc.db";
+    let l = yardstick(
+        dir.path(),
+        &["tpcc", "load", "--db", db, "--warehouses", "1", "-q"],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    for (terminals, out) in [("1", "t1.json"), ("2", "t2.json")] {
+        let r = yardstick(
+            dir.path(),
+            &[
+                "tpcc",
+                "run",
+                "--db",
+                db,
+                "--warehouses",
+                "1",
+                "--terminals",
+                terminals,
+                "--duration",
+                "2s",
+                "-q",
+                "--out",
+                out,
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    // a third run whose checks failed and that was interrupted
+    let mut bad = read_json(&dir.path().join("t2.json"));
+    bad["checks"][1]["pass"] = false.into();
+    bad["checks"][1]["detail"] = "district 1: next order 3001, max order 3005".into();
+    bad["complete"] = false.into();
+    bad["interrupted"] = true.into();
+    std::fs::write(
+        dir.path().join("bad.json"),
+        serde_json::to_vec(&bad).unwrap(),
+    )
+    .unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "report",
+            "t1.json",
+            "t2.json",
+            "bad.json",
+            "-o",
+            "tpcc.html",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("report of 3 results"), "{}", r.stdout);
+    let html = std::fs::read_to_string(dir.path().join("tpcc.html")).unwrap();
+    check_structure(&html).unwrap_or_else(|e| panic!("tpcc.html: {e}"));
+    assert!(html.contains("<section id=\"tpcc\""));
+    assert!(html.contains("tpmC per configuration and target"));
+    assert!(html.contains("p90 response time per transaction"));
+    assert!(html.contains("tpmC over time"));
+    // both configurations are bar groups, every transaction is a table row
+    assert!(html.contains("1 W · 1 terminals"));
+    assert!(html.contains("1 W · 2 terminals"));
+    for t in [
+        "NEW-ORDER",
+        "PAYMENT",
+        "ORDER-STATUS",
+        "DELIVERY",
+        "STOCK-LEVEL",
+    ] {
+        assert!(html.matches(&format!("<td>{t}</td>")).count() == 3, "{t}");
+    }
+    assert!(html.contains("<td>4 of 4 pass</td>"));
+    assert!(html.contains("<td>3 of 4 pass</td>"));
+    // the failed check and the interruption are warnings
+    let warnings = html
+        .split("<section id=\"warnings\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert!(
+        warnings.contains("consistency condition 2") && warnings.contains("next order 3001"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("(interrupted)"), "{warnings}");
+    // configuration, per run: isolation and the NURand constants
+    assert_eq!(html.matches("<summary>TPC-C · sqlite").count(), 3);
+    assert!(html.contains("<dt>isolation</dt>"));
+    assert!(html.contains("NURand C (load)"));
+    // the same tables as Markdown and CSV
+    let r = yardstick(dir.path(), &["report", "t1.json", "-o", "t.md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let md = std::fs::read_to_string(dir.path().join("t.md")).unwrap();
+    assert!(
+        md.contains("## TPC-C runs\n\n| target | warehouses |"),
+        "{md}"
+    );
+    assert!(md.contains("## TPC-C transactions (response time in ms)"));
+    let r = yardstick(dir.path(), &["report", "t1.json", "-o", "t.csv"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let csv = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.starts_with("tpcc,")).count(), 1);
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.starts_with("tpcc-transactions,"))
+            .count(),
+        5
+    );
+    // a TPC-C result of another schema version is refused in one line
+    let mut other = read_json(&dir.path().join("t1.json"));
+    other["schema_version"] = 99.into();
+    std::fs::write(
+        dir.path().join("v99.json"),
+        serde_json::to_vec(&other).unwrap(),
+    )
+    .unwrap();
+    let r = yardstick(dir.path(), &["report", "v99.json", "-o", "x.html"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("TPC-C result schema version 99"),
+        "{}",
+        r.stderr
+    );
+}

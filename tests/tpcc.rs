@@ -4,6 +4,8 @@
 mod common;
 use common::*;
 use std::path::Path;
+use yardstick_bindings::tpcc::sqlite::SqliteConn;
+use yardstick_bindings::tpcc::{num, Conn, Isolation};
 
 fn db(dir: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(dir.join("t.db")).unwrap()
@@ -11,6 +13,49 @@ fn db(dir: &Path) -> rusqlite::Connection {
 
 fn one(c: &rusqlite::Connection, sql: &str) -> i64 {
     c.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Sums over every loaded table that any difference in the generated data
+/// would change; equal on every database loaded with the same seed.
+fn fingerprint<C: Conn>(c: &mut C) -> Vec<f64> {
+    const QUERIES: &[&str] = &[
+        "SELECT COUNT(*), SUM(w_ytd), SUM(w_tax), SUM(LENGTH(w_name)) FROM warehouse",
+        "SELECT COUNT(*), SUM(d_next_o_id), SUM(d_tax), SUM(LENGTH(d_street_1)) FROM district",
+        "SELECT COUNT(*), SUM(c_balance), SUM(c_discount), SUM(LENGTH(c_last)), SUM(LENGTH(c_data)), SUM(CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END) FROM customer",
+        "SELECT COUNT(*), SUM(h_amount), SUM(LENGTH(h_data)) FROM history",
+        "SELECT COUNT(*), SUM(o_c_id), SUM(o_ol_cnt), SUM(COALESCE(o_carrier_id, 0)) FROM oorder",
+        "SELECT COUNT(*), SUM(no_o_id) FROM new_order",
+        "SELECT COUNT(*), SUM(ol_i_id), SUM(ol_amount), SUM(ol_quantity) FROM order_line",
+        "SELECT COUNT(*), SUM(s_quantity), SUM(LENGTH(s_data)), SUM(CASE WHEN s_data LIKE '%ORIGINAL%' THEN 1 ELSE 0 END) FROM stock",
+        "SELECT COUNT(*), SUM(i_price), SUM(i_im_id), SUM(LENGTH(i_data)) FROM item",
+    ];
+    let mut out = Vec::new();
+    for q in QUERIES {
+        let rows = c.query(q, &[]).unwrap();
+        for i in 0..rows[0].len() {
+            out.push(num(&rows[0], i));
+        }
+    }
+    out
+}
+
+fn assert_same_data(a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len());
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-6 * x.abs().max(1.0),
+            "fingerprint {i} differs: {x} vs {y}"
+        );
+    }
+}
+
+fn sqlite_conn(path: &Path) -> SqliteConn {
+    SqliteConn::open(
+        &format!("sqlite://{}", path.display()),
+        false,
+        Isolation::Serializable,
+    )
+    .unwrap()
 }
 
 fn load(dir: &Path, warehouses: &str) -> Run {
@@ -26,6 +71,37 @@ fn load(dir: &Path, warehouses: &str) -> Run {
             "-q",
         ],
     )
+}
+
+/// `yardstick tpcc run` against `db` with [warehouses, terminals, duration],
+/// extra arguments and the result file.
+fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> Run {
+    let mut args = vec![
+        "tpcc",
+        "run",
+        "--db",
+        db,
+        "--warehouses",
+        wtd[0],
+        "--terminals",
+        wtd[1],
+        "--duration",
+        wtd[2],
+        "-q",
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    yardstick(dir, &args)
+}
+
+/// The result's four consistency checks ran and passed.
+fn assert_checks_pass(v: &serde_json::Value) {
+    let checks = v["checks"].as_array().unwrap();
+    assert!(
+        checks.len() == 4 && checks.iter().all(|c| c["pass"] == true),
+        "{checks:?}"
+    );
 }
 
 #[test]
@@ -254,6 +330,32 @@ fn an_interrupted_load_resumes_without_duplicates() {
 }
 
 #[test]
+fn row_by_row_and_fast_loads_write_the_same_data() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(load(dir.path(), "1").code, 0);
+    let r = yardstick(
+        dir.path(),
+        &[
+            "tpcc",
+            "load",
+            "--db",
+            "sqlite://rows.db",
+            "--warehouses",
+            "1",
+            "--method",
+            "insert",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("row-by-row INSERT"), "{}", r.stdout);
+    let fast = fingerprint(&mut sqlite_conn(&dir.path().join("t.db")));
+    let rows = fingerprint(&mut sqlite_conn(&dir.path().join("rows.db")));
+    assert_eq!(fast[0], 1.0);
+    assert_eq!(fast[fast.len() - 4], 100_000.0);
+    assert_same_data(&fast, &rows);
+}
+
+#[test]
 fn bad_tpcc_input_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("empty.db"), b"").unwrap();
@@ -305,6 +407,32 @@ fn bad_tpcc_input_is_refused_in_one_line() {
             vec!["tpcc", "check", "--db", "sqlite://empty.db"],
             "no TPC-C schema",
         ),
+        (
+            vec![
+                "tpcc",
+                "run",
+                "--db",
+                "sqlite://empty.db",
+                "--warehouses",
+                "1",
+                "--isolation",
+                "read-committed",
+            ],
+            "SQLite runs every transaction serializable and has no READ COMMITTED level",
+        ),
+        (
+            vec![
+                "tpcc",
+                "run",
+                "--db",
+                "sqlite://empty.db",
+                "--warehouses",
+                "1",
+                "--isolation",
+                "chaos",
+            ],
+            "--isolation chaos is not a level",
+        ),
     ] {
         let r = yardstick(dir.path(), &args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
@@ -351,24 +479,7 @@ mod postgres {
         );
         assert_eq!(l.code, 0, "{}", l.stderr);
         assert!(l.stdout.contains("rows/s"), "{}", l.stdout);
-        let r = yardstick(
-            dir.path(),
-            &[
-                "tpcc",
-                "run",
-                "--db",
-                &u,
-                "--warehouses",
-                "1",
-                "--terminals",
-                "4",
-                "--duration",
-                "3s",
-                "-q",
-                "--out",
-                "pg.json",
-            ],
-        );
+        let r = tpcc_run(dir.path(), &u, ["1", "4", "3s"], &[], "pg.json");
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let v = read_json(&dir.path().join("pg.json"));
         assert_eq!(v["database"]["engine"]["name"], "postgresql");
@@ -378,11 +489,7 @@ mod postgres {
             .contains("read committed"));
         assert!(v["tpmc"].as_f64().unwrap() > 0.0);
         assert_eq!(v["transactions"]["NEW-ORDER"]["errors"], 0);
-        let checks = v["checks"].as_array().unwrap();
-        assert!(
-            checks.len() == 4 && checks.iter().all(|c| c["pass"] == true),
-            "{checks:?}"
-        );
+        assert_checks_pass(&v);
         let all = format!(
             "{}{}{}{}",
             l.stdout,
@@ -393,5 +500,204 @@ mod postgres {
         assert!(!all.contains("benchpw"), "the password leaked");
         let c = yardstick(dir.path(), &["tpcc", "check", "--db", &u]);
         assert_eq!(c.code, 0, "{}", c.stdout);
+        // the isolation level is a choice, recorded, and serialization
+        // failures are retried rather than reported as errors
+        let s = tpcc_run(
+            dir.path(),
+            &u,
+            ["1", "4", "2s"],
+            &["--isolation", "serializable"],
+            "ser.json",
+        );
+        assert_eq!(s.code, 0, "{}{}", s.stdout, s.stderr);
+        let v = read_json(&dir.path().join("ser.json"));
+        assert!(v["database"]["isolation"]
+            .as_str()
+            .unwrap()
+            .starts_with("serializable"));
+        assert!(v["database"]["engine"]["settings"]["shared_buffers"].is_string());
+        let checks = v["checks"].as_array().unwrap();
+        assert!(checks.iter().all(|c| c["pass"] == true), "{checks:?}");
+    }
+
+    #[test]
+    fn the_same_seed_loads_the_same_data_on_postgresql_and_sqlite() {
+        if !yardstick_bindings::testing::server_available(
+            "PostgreSQL",
+            &url(),
+            "scripts/services start postgres",
+        ) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut admin =
+            yardstick_bindings::tpcc::postgres::PgConn::open(&url(), Isolation::ReadCommitted)
+                .unwrap();
+        let name = yardstick_bindings::testing::unique_name("tpcc");
+        admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
+        let u = format!("{}/{name}", url().rsplit_once('/').unwrap().0);
+        let l = yardstick(
+            dir.path(),
+            &["tpcc", "load", "--db", &u, "--warehouses", "1", "-q"],
+        );
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        assert_eq!(load(dir.path(), "1").code, 0);
+        let mut pg =
+            yardstick_bindings::tpcc::postgres::PgConn::open(&u, Isolation::ReadCommitted).unwrap();
+        assert_same_data(
+            &fingerprint(&mut sqlite_conn(&dir.path().join("t.db"))),
+            &fingerprint(&mut pg),
+        );
+        drop(pg);
+        admin.batch(&format!("DROP DATABASE {name}")).unwrap();
+    }
+}
+
+/// Against the MariaDB test server (`scripts/services start mariadb`).
+#[cfg(feature = "mysql")]
+mod mysql {
+    use super::*;
+    use yardstick_bindings::tpcc::mysql::MysqlConn;
+
+    fn url() -> String {
+        std::env::var("YARDSTICK_MYSQL_URL")
+            .unwrap_or_else(|_| "mysql://bench:benchpw@127.0.0.1:53306/ycsb".into())
+    }
+
+    /// A new database on the test server; dropped by the returned guard.
+    struct Fresh {
+        url: String,
+        name: String,
+    }
+
+    impl Fresh {
+        fn new() -> Fresh {
+            let name = yardstick_bindings::testing::unique_name("tpcc");
+            let mut admin = MysqlConn::open(&url(), Isolation::RepeatableRead).unwrap();
+            admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
+            Fresh {
+                url: format!("{}/{name}", url().rsplit_once('/').unwrap().0),
+                name,
+            }
+        }
+    }
+
+    impl Drop for Fresh {
+        fn drop(&mut self) {
+            if let Ok(mut admin) = MysqlConn::open(&url(), Isolation::RepeatableRead) {
+                let _ = admin.batch(&format!("DROP DATABASE {}", self.name));
+            }
+        }
+    }
+
+    #[test]
+    fn load_with_multi_row_inserts_run_and_check_on_mariadb() {
+        if !yardstick_bindings::testing::server_available(
+            "MariaDB",
+            &url(),
+            "scripts/services start mariadb",
+        ) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let db = Fresh::new();
+        let u = db.url.clone();
+        let l = yardstick(
+            dir.path(),
+            &[
+                "tpcc",
+                "load",
+                "--db",
+                &u,
+                "--warehouses",
+                "2",
+                "--loaders",
+                "2",
+                "-q",
+            ],
+        );
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        assert!(l.stdout.contains("fast path"), "{}", l.stdout);
+        // the same seed gives the same data as on SQLite
+        assert_eq!(load(dir.path(), "1").code, 0);
+        let mut m = MysqlConn::open(&u, Isolation::RepeatableRead).unwrap();
+        let counts = yardstick_bindings::tpcc::load::counts(&mut m).unwrap();
+        assert!(
+            counts.contains(&("stock".to_string(), 200_000))
+                && counts.contains(&("customer".to_string(), 60_000)),
+            "{counts:?}"
+        );
+        m.batch("DELETE FROM warehouse WHERE w_id = 2").unwrap();
+        for (t, c) in [
+            ("district", "d_w_id"),
+            ("customer", "c_w_id"),
+            ("history", "h_w_id"),
+            ("oorder", "o_w_id"),
+            ("new_order", "no_w_id"),
+            ("order_line", "ol_w_id"),
+            ("stock", "s_w_id"),
+        ] {
+            m.batch(&format!("DELETE FROM {t} WHERE {c} = 2")).unwrap();
+        }
+        assert_same_data(
+            &fingerprint(&mut sqlite_conn(&dir.path().join("t.db"))),
+            &fingerprint(&mut m),
+        );
+        drop(m);
+        // warehouse 2 is gone but still marked loaded: reload it for the run
+        let mut m = MysqlConn::open(&u, Isolation::RepeatableRead).unwrap();
+        m.batch("DELETE FROM tpcc_meta WHERE name = 'warehouse:2'")
+            .unwrap();
+        drop(m);
+        let l = yardstick(
+            dir.path(),
+            &["tpcc", "load", "--db", &u, "--warehouses", "2", "-q"],
+        );
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        let r = tpcc_run(dir.path(), &u, ["2", "4", "3s"], &[], "my.json");
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let v = read_json(&dir.path().join("my.json"));
+        assert_eq!(v["database"]["engine"]["name"], "mariadb");
+        assert!(v["database"]["isolation"]
+            .as_str()
+            .unwrap()
+            .starts_with("repeatable read"));
+        assert!(v["database"]["engine"]["settings"]["innodb_buffer_pool_size"].is_string());
+        assert!(v["tpmc"].as_f64().unwrap() > 0.0);
+        for t in [
+            "NEW-ORDER",
+            "PAYMENT",
+            "ORDER-STATUS",
+            "DELIVERY",
+            "STOCK-LEVEL",
+        ] {
+            assert!(v["transactions"][t]["count"].as_u64().unwrap() > 0, "{t}");
+            assert_eq!(v["transactions"][t]["errors"], 0, "{t}");
+        }
+        assert_checks_pass(&v);
+        let all = format!(
+            "{}{}{}{}",
+            l.stdout,
+            r.stdout,
+            r.stderr,
+            std::fs::read_to_string(dir.path().join("my.json")).unwrap()
+        );
+        assert!(!all.contains("benchpw"), "the password leaked");
+        // read committed is a choice too
+        let rc = tpcc_run(
+            dir.path(),
+            &u,
+            ["1", "2", "1s"],
+            &["--isolation", "read-committed"],
+            "rc.json",
+        );
+        assert_eq!(rc.code, 0, "{}{}", rc.stdout, rc.stderr);
+        let v = read_json(&dir.path().join("rc.json"));
+        // MariaDB before 11.1 names it tx_isolation
+        let settings = &v["database"]["engine"]["settings"];
+        let level = settings["transaction_isolation"]
+            .as_str()
+            .or(settings["tx_isolation"].as_str());
+        assert_eq!(level, Some("READ-COMMITTED"), "{settings}");
     }
 }

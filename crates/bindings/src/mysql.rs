@@ -112,26 +112,39 @@ async fn connect(opts: &Opts, timeout: Duration) -> Result<Conn, mysql_async::Er
     }
 }
 
-impl MysqlBinding {
-    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
-        crate::net::use_ring_for_tls();
-        target.allow_only(OPTIONS)?;
-        let base = url.split('?').next().unwrap_or(url);
-        let parsed = Opts::from_url(base).map_err(|e| {
-            BindingError::Config(format!(
-                "{} is not a MySQL URL ({e}); use mysql://user:password@host:port/database",
-                yardstick_core::result::redact_url(url)
-            ))
-        })?;
-        let db = parsed.db_name().map(str::to_string).ok_or_else(|| {
-            BindingError::Config(
-                "the MySQL URL names no database: use mysql://user:password@host:port/database"
-                    .into(),
-            )
-        })?;
-        let user = parsed.user().unwrap_or("root").to_string();
-        let server = format!("MySQL at {}:{}", parsed.ip_or_hostname(), parsed.tcp_port());
-        let upsert = match target.param("upsert").unwrap_or("on_duplicate_key") {
+/// The connection options of a `mysql://` URL, shared by the YCSB binding
+/// and TPC-C.
+pub(crate) struct Endpoint {
+    pub(crate) opts: Opts,
+    /// "MySQL at host:port", for messages.
+    pub(crate) server: String,
+    pub(crate) user: String,
+    pub(crate) db: String,
+    pub(crate) connect_timeout: Duration,
+    upsert: Upsert,
+    pub(crate) tidb: bool,
+    engine: String,
+    tls: bool,
+}
+
+pub(crate) fn endpoint(target: &Target, url: &str) -> Result<Endpoint, BindingError> {
+    crate::net::use_ring_for_tls();
+    target.allow_only(OPTIONS)?;
+    let base = url.split('?').next().unwrap_or(url);
+    let parsed = Opts::from_url(base).map_err(|e| {
+        BindingError::Config(format!(
+            "{} is not a MySQL URL ({e}); use mysql://user:password@host:port/database",
+            yardstick_core::result::redact_url(url)
+        ))
+    })?;
+    let db = parsed.db_name().map(str::to_string).ok_or_else(|| {
+        BindingError::Config(
+            "the MySQL URL names no database: use mysql://user:password@host:port/database".into(),
+        )
+    })?;
+    let user = parsed.user().unwrap_or("root").to_string();
+    let server = format!("MySQL at {}:{}", parsed.ip_or_hostname(), parsed.tcp_port());
+    let upsert = match target.param("upsert").unwrap_or("on_duplicate_key") {
             "on_duplicate_key" => Upsert::OnDuplicateKey,
             "replace" => Upsert::Replace,
             other => {
@@ -140,67 +153,127 @@ impl MysqlBinding {
                 )))
             }
         };
-        let tidb = match target.param("flavor").unwrap_or("mysql") {
-            "mysql" | "mariadb" => false,
-            "tidb" => true,
-            other => {
-                return Err(BindingError::Config(format!(
-                    "flavor={other} is not known: use mysql (also for MariaDB) or tidb"
-                )))
-            }
-        };
-        let engine = target.param("engine").unwrap_or("InnoDB").to_string();
-        if !engine
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
+    let tidb = match target.param("flavor").unwrap_or("mysql") {
+        "mysql" | "mariadb" => false,
+        "tidb" => true,
+        other => {
             return Err(BindingError::Config(format!(
-                "engine={engine} is not a storage engine name (for example InnoDB, MyRocks, Aria)"
-            )));
+                "flavor={other} is not known: use mysql (also for MariaDB) or tidb"
+            )))
         }
-        let connect_timeout = match target.param("connect_timeout") {
-            None => Duration::from_secs(10),
-            Some(v) => parse_duration(v).ok_or_else(|| {
-                BindingError::Config(format!(
-                    "connect_timeout={v} is not a duration; write for example connect_timeout=5s"
-                ))
-            })?,
-        };
-        let ssl = match (
-            target.param("tls"),
-            target.param("tls_ca"),
-            target.param("tls_insecure"),
-        ) {
-            (None | Some("false"), None, None) => None,
-            (None | Some("true"), ca, insecure) => {
-                let mut s = SslOpts::default();
-                if let Some(ca) = ca {
-                    if !std::path::Path::new(ca).is_file() {
-                        return Err(BindingError::Config(format!(
+    };
+    let engine = target.param("engine").unwrap_or("InnoDB").to_string();
+    if !engine
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(BindingError::Config(format!(
+            "engine={engine} is not a storage engine name (for example InnoDB, MyRocks, Aria)"
+        )));
+    }
+    let connect_timeout = match target.param("connect_timeout") {
+        None => Duration::from_secs(10),
+        Some(v) => parse_duration(v).ok_or_else(|| {
+            BindingError::Config(format!(
+                "connect_timeout={v} is not a duration; write for example connect_timeout=5s"
+            ))
+        })?,
+    };
+    let ssl = match (
+        target.param("tls"),
+        target.param("tls_ca"),
+        target.param("tls_insecure"),
+    ) {
+        (None | Some("false"), None, None) => None,
+        (None | Some("true"), ca, insecure) => {
+            let mut s = SslOpts::default();
+            if let Some(ca) = ca {
+                if !std::path::Path::new(ca).is_file() {
+                    return Err(BindingError::Config(format!(
                             "tls_ca={ca} is not a readable file; give the PEM file of the CA that signed the server's certificate"
                         )));
-                    }
-                    s = s.with_root_certs(vec![std::path::PathBuf::from(ca).into()]);
                 }
-                if insecure == Some("true") {
-                    s = s.with_danger_accept_invalid_certs(true);
-                }
-                Some(s)
+                s = s.with_root_certs(vec![std::path::PathBuf::from(ca).into()]);
             }
-            (Some(other), _, _) => {
-                return Err(BindingError::Config(format!(
-                    "tls={other} is not true or false (tls_ca and tls_insecure need tls on)"
-                )))
+            if insecure == Some("true") {
+                s = s.with_danger_accept_invalid_certs(true);
             }
-        };
-        let tls = ssl.is_some();
-        let driver_opts: Opts = OptsBuilder::from_opts(parsed)
-            .client_found_rows(true)
-            .tcp_nodelay(true)
-            .prefer_socket(false)
-            .stmt_cache_size(0)
-            .ssl_opts(ssl)
-            .into();
+            Some(s)
+        }
+        (Some(other), _, _) => {
+            return Err(BindingError::Config(format!(
+                "tls={other} is not true or false (tls_ca and tls_insecure need tls on)"
+            )))
+        }
+    };
+    let tls = ssl.is_some();
+    let driver_opts: Opts = OptsBuilder::from_opts(parsed)
+        .client_found_rows(true)
+        .tcp_nodelay(true)
+        .prefer_socket(false)
+        .stmt_cache_size(0)
+        .ssl_opts(ssl)
+        .into();
+    Ok(Endpoint {
+        opts: driver_opts,
+        server,
+        user,
+        db,
+        connect_timeout,
+        upsert,
+        tidb,
+        engine,
+        tls,
+    })
+}
+
+/// The engine a server's version string names: tidb, mariadb or mysql.
+pub(crate) fn engine_name(version: &str) -> &'static str {
+    let v = version.to_ascii_lowercase();
+    if v.contains("tidb") {
+        "tidb"
+    } else if v.contains("mariadb") {
+        "mariadb"
+    } else {
+        "mysql"
+    }
+}
+
+/// The server variables recorded with every result (those it has).
+pub(crate) async fn server_settings(c: &mut Conn) -> BTreeMap<String, String> {
+    let mut settings = BTreeMap::new();
+    for name in SETTINGS {
+        let row: Option<(String, Option<String>)> = c
+            .query_first(format!("SHOW VARIABLES LIKE '{name}'"))
+            .await
+            .unwrap_or(None);
+        if let Some((_, Some(v))) = row {
+            settings.insert((*name).to_string(), v);
+        }
+    }
+    settings
+}
+
+/// Opens one connection to the endpoint, with a clear message when that fails.
+pub(crate) async fn open_conn(ep: &Endpoint) -> Result<Conn, BindingError> {
+    connect(&ep.opts, ep.connect_timeout)
+        .await
+        .map_err(|e| connect_error(&ep.server, &ep.user, &ep.db, &e))
+}
+
+impl MysqlBinding {
+    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let Endpoint {
+            opts: driver_opts,
+            server,
+            user,
+            db,
+            connect_timeout,
+            upsert,
+            tidb,
+            engine,
+            tls,
+        } = endpoint(target, url)?;
         let dialect = Dialect {
             placeholder: Placeholder::Question,
             upsert,
@@ -223,16 +296,7 @@ impl MysqlBinding {
                 .await
                 .map_err(|e| BindingError::Unavailable(format!("{server}: {e}")))?
                 .unwrap_or_default();
-            let mut settings = BTreeMap::new();
-            for name in SETTINGS {
-                let row: Option<(String, Option<String>)> = c
-                    .query_first(format!("SHOW VARIABLES LIKE '{name}'"))
-                    .await
-                    .unwrap_or(None);
-                if let Some((_, Some(v))) = row {
-                    settings.insert((*name).to_string(), v);
-                }
-            }
+            let mut settings = server_settings(&mut c).await;
             let table_engine: Option<String> = c
                 .exec_first(
                     "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
@@ -258,14 +322,7 @@ impl MysqlBinding {
             settings.insert("tls".into(), tls.to_string());
             let _ = c.disconnect().await;
             settings.insert("flavor".into(), if tidb { "tidb" } else { "mysql" }.into());
-            let v = version.to_ascii_lowercase();
-            let name = if v.contains("tidb") {
-                "tidb"
-            } else if v.contains("mariadb") {
-                "mariadb"
-            } else {
-                "mysql"
-            };
+            let name = engine_name(&version);
             Ok::<_, BindingError>(EngineInfo {
                 name: name.into(),
                 version,
@@ -748,6 +805,13 @@ mod tests {
 
     fn open_url(url: &str, opts: &OpenOptions) -> Result<MysqlBinding, BindingError> {
         MysqlBinding::open(&Target::parse(url)?, url, opts)
+    }
+
+    #[test]
+    fn the_version_string_names_the_engine() {
+        assert_eq!(engine_name("10.11.6-MariaDB-0+deb12u1"), "mariadb");
+        assert_eq!(engine_name("8.0.11-TiDB-v7.5.0"), "tidb");
+        assert_eq!(engine_name("8.0.36"), "mysql");
     }
 
     /// A fresh database per check, so checks run in parallel without sharing rows.

@@ -113,6 +113,17 @@ fn connect_error(config: &Config, e: &tokio_postgres::Error) -> BindingError {
 
 /// The driver configuration and TLS of a `postgres://` URL (the YCSB binding's
 /// options are accepted; TPC-C uses the same connection code).
+/// The server settings recorded with every result (those it has).
+pub(crate) async fn server_settings(client: &Client) -> BTreeMap<String, String> {
+    let mut settings = BTreeMap::new();
+    for name in SETTINGS {
+        if let Ok(row) = client.query_one(&format!("SHOW {name}"), &[]).await {
+            settings.insert((*name).to_string(), row.get::<_, String>(0));
+        }
+    }
+    settings
+}
+
 pub(crate) fn endpoint(target: &Target, url: &str) -> Result<Endpoint, BindingError> {
     crate::net::use_ring_for_tls();
     target.allow_only(OPTIONS)?;
@@ -251,12 +262,7 @@ impl PostgresBinding {
                 .await
                 .map(|r| r.get(0))
                 .map_err(|e| BindingError::Unavailable(format!("{}: {e}", describe(&ep.config))))?;
-            let mut settings = BTreeMap::new();
-            for name in SETTINGS {
-                if let Ok(row) = client.query_one(&format!("SHOW {name}"), &[]).await {
-                    settings.insert((*name).to_string(), row.get::<_, String>(0));
-                }
-            }
+            let mut settings = server_settings(&client).await;
             if let Ok(row) = client
                 .query_one(
                     "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()",

@@ -120,6 +120,24 @@ fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
             }
             inputs.matrices.push((name, v));
         }
+        Some("tpcc") => {
+            let result: yardstick_core::tpcc::result::TpccResult = serde_json::from_value(v)
+                .map_err(|e| {
+                    bad(format!(
+                        "{name}: not a TPC-C result this version reads ({e}); was it written by another yardstick version?"
+                    ))
+                })?;
+            if result.schema_version != yardstick_core::tpcc::result::TPCC_SCHEMA_VERSION {
+                return Err(bad(format!(
+                    "{name}: TPC-C result schema version {} but this yardstick reads version {}; use the yardstick that wrote it",
+                    result.schema_version,
+                    yardstick_core::tpcc::result::TPCC_SCHEMA_VERSION
+                )));
+            }
+            inputs
+                .tpcc
+                .push(yardstick_report::tpcc::TpccEntry { file: name, result });
+        }
         _ => {
             let r = read_result(path)?;
             inputs.entries.push(Entry::from_result(name, r));
@@ -158,7 +176,11 @@ pub fn gather(paths: &[PathBuf]) -> Result<Inputs, CliError> {
             add_file(p, &mut inputs)?;
         }
     }
-    if inputs.entries.is_empty() && inputs.suites.is_empty() && inputs.matrices.is_empty() {
+    if inputs.entries.is_empty()
+        && inputs.suites.is_empty()
+        && inputs.matrices.is_empty()
+        && inputs.tpcc.is_empty()
+    {
         return Err(bad("nothing to report: the inputs hold no finished phase"));
     }
     Ok(inputs)
@@ -193,7 +215,7 @@ pub fn execute(
         .map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
     println!(
         "report of {} results: {} ({} KiB)",
-        inputs.entries.len(),
+        inputs.entries.len() + inputs.tpcc.len(),
         out.display(),
         text.len().div_ceil(1024)
     );

@@ -5,7 +5,9 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
-use yardstick_bindings::tpcc::{check, load, run, Conn, DbError, Row, Value};
+use yardstick_bindings::tpcc::{
+    check, load, run, Conn, DbError, Isolation, LoadMethod, Row, Value,
+};
 use yardstick_core::binding::EngineInfo;
 use yardstick_core::result::{self, ClientInfo, ErrorSample, HostInfo, Tool};
 use yardstick_core::tpcc::result::{Database, TpccConfig, TpccResult, TPCC_SCHEMA_VERSION};
@@ -28,7 +30,7 @@ pub enum TpccCommand {
 
 #[derive(Args, Debug)]
 pub struct LoadArgs {
-    /// Target database: sqlite:///path.db.
+    /// Target database: sqlite:///path.db, postgres://..., mysql://...
     #[arg(long, value_name = "URL")]
     pub db: String,
     /// Warehouses (the scale factor; about 100 MB each).
@@ -44,6 +46,11 @@ pub struct LoadArgs {
     /// Drop the TPC-C tables first and load from scratch.
     #[arg(long)]
     pub drop: bool,
+    /// fast: each database's bulk path (COPY on PostgreSQL, multi-row INSERT
+    /// on MySQL/MariaDB, one transaction per batch on SQLite); insert: one
+    /// prepared single-row INSERT per row (the baseline to compare with).
+    #[arg(long, default_value = "fast", value_parser = ["fast", "insert"])]
+    pub method: String,
     /// No progress line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -69,6 +76,11 @@ pub struct RunArgs {
     /// default: terminals submit back to back.
     #[arg(long)]
     pub spec_timing: bool,
+    /// Isolation level of the transactions: read-committed (PostgreSQL's
+    /// default here), repeatable-read (MySQL/MariaDB's) or serializable
+    /// (SQLite's only level).
+    #[arg(long, value_name = "LEVEL")]
+    pub isolation: Option<String>,
     /// Retries of a transaction that hit a serialization failure, deadlock or busy database.
     #[arg(long, default_value_t = 10)]
     pub retries: u32,
@@ -128,7 +140,52 @@ fn scheme(url: &str) -> String {
     url.split("://").next().unwrap_or("").to_ascii_lowercase()
 }
 
-fn open(url: &str, create: bool) -> Result<Opened, CliError> {
+/// The isolation level a database runs at unless --isolation says otherwise.
+fn default_isolation(scheme: &str) -> Isolation {
+    match scheme {
+        "sqlite" => Isolation::Serializable,
+        "mysql" | "mariadb" => Isolation::RepeatableRead,
+        _ => Isolation::ReadCommitted,
+    }
+}
+
+fn parse_isolation(s: Option<&str>, url: &str) -> Result<Isolation, CliError> {
+    match s {
+        None => Ok(default_isolation(&scheme(url))),
+        Some(s) => Isolation::parse(s).ok_or_else(|| {
+            CliError::bad_input(format!(
+                "--isolation {s} is not a level yardstick tpcc runs: use {}",
+                Isolation::NAMES
+            ))
+        }),
+    }
+}
+
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+fn engine(
+    name: &str,
+    version: &str,
+    settings: &std::collections::BTreeMap<String, String>,
+) -> EngineInfo {
+    EngineInfo {
+        name: name.into(),
+        version: version.into(),
+        settings: settings.clone(),
+    }
+}
+
+/// A server connection whose transactions lock the rows they change with
+/// SELECT ... FOR UPDATE at the chosen isolation level.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+fn locking(c: impl Conn + Send + 'static, engine: EngineInfo, iso: Isolation) -> Opened {
+    Opened {
+        conn: AnyConn(Box::new(c)),
+        engine,
+        isolation: format!("{iso}, with SELECT ... FOR UPDATE on the rows a transaction changes"),
+    }
+}
+
+fn open(url: &str, create: bool, isolation: Isolation) -> Result<Opened, CliError> {
     let redacted = |e: DbError| {
         let mut r = result::Redactor::default();
         r.add_url(url);
@@ -136,7 +193,7 @@ fn open(url: &str, create: bool) -> Result<Opened, CliError> {
     };
     match scheme(url).as_str() {
         "sqlite" => {
-            let c = yardstick_bindings::tpcc::sqlite::SqliteConn::open(url, create)
+            let c = yardstick_bindings::tpcc::sqlite::SqliteConn::open(url, create, isolation)
                 .map_err(redacted)?;
             let engine = EngineInfo {
                 name: "sqlite".into(),
@@ -152,28 +209,36 @@ fn open(url: &str, create: bool) -> Result<Opened, CliError> {
         }
         #[cfg(feature = "postgres")]
         "postgres" | "postgresql" => {
-            let c = yardstick_bindings::tpcc::postgres::PgConn::open(url).map_err(redacted)?;
-            let engine = EngineInfo {
-                name: "postgresql".into(),
-                version: c.version.clone(),
-                settings: Default::default(),
-            };
-            Ok(Opened {
-                conn: AnyConn(Box::new(c)),
-                engine,
-                isolation:
-                    "read committed, with SELECT ... FOR UPDATE on the rows a transaction changes"
-                        .into(),
-            })
+            let c = yardstick_bindings::tpcc::postgres::PgConn::open(url, isolation)
+                .map_err(redacted)?;
+            let engine = engine("postgresql", &c.version, &c.settings);
+            Ok(locking(c, engine, isolation))
         }
-        other => Err(CliError::bad_input(format!(
-            "yardstick tpcc does not support {other}:// in this build: use sqlite:///path.db{}",
-            if cfg!(feature = "postgres") {
-                " or postgres://"
-            } else {
-                " (postgres:// needs --features postgres)"
+        #[cfg(feature = "mysql")]
+        "mysql" | "mariadb" => {
+            let c = yardstick_bindings::tpcc::mysql::MysqlConn::open(url, isolation)
+                .map_err(redacted)?;
+            let engine = engine(&c.name, &c.version, &c.settings);
+            Ok(locking(c, engine, isolation))
+        }
+        other => {
+            let mut missing = Vec::new();
+            if !cfg!(feature = "postgres") {
+                missing.push("postgres:// needs --features postgres");
             }
-        ))),
+            if !cfg!(feature = "mysql") {
+                missing.push("mysql:// needs --features mysql");
+            }
+            Err(CliError::bad_input(format!(
+                "yardstick tpcc does not support {other}:// in this build: use sqlite:///path.db{}{}",
+                if cfg!(feature = "postgres") { ", postgres://" } else { "" },
+                if cfg!(feature = "mysql") { ", mysql://" } else { "" },
+            ) + &if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", missing.join("; "))
+            }))
+        }
     }
 }
 
@@ -191,7 +256,7 @@ pub fn execute(cmd: &TpccCommand, command_line: Vec<String>) -> Result<i32, CliE
         TpccCommand::Load(a) => load_cmd(a),
         TpccCommand::Run(a) => run_cmd(a, command_line),
         TpccCommand::Check { db } => {
-            let mut o = open(db, false)?;
+            let mut o = open(db, false, default_isolation(&scheme(db)))?;
             let s = load::state(&mut o.conn).map_err(db_err("cannot read the load state", db))?;
             if !s.schema {
                 return Err(CliError::bad_input(
@@ -210,7 +275,13 @@ pub fn execute(cmd: &TpccCommand, command_line: Vec<String>) -> Result<i32, CliE
 }
 
 fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
-    let mut o = open(&a.db, true)?;
+    let isolation = default_isolation(&scheme(&a.db));
+    let method = if a.method == "insert" {
+        LoadMethod::Insert
+    } else {
+        LoadMethod::Fast
+    };
+    let mut o = open(&a.db, true, isolation)?;
     let control = crate::control();
     if a.drop {
         load::drop_all(&mut o.conn).map_err(db_err("cannot drop the tables", &a.db))?;
@@ -256,7 +327,7 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
             });
         }
         if !state.items {
-            if let Err(e) = load::items(&mut o.conn, a.seed, k, &progress) {
+            if let Err(e) = load::items(&mut o.conn, a.seed, k, method, &progress) {
                 *failure.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some(db_err("loading ITEM failed", &a.db)(e));
             }
@@ -264,7 +335,7 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
         let loaders: Vec<_> = (0..a.loaders.min(todo.len().max(1) as u32))
             .map(|_| {
                 scope.spawn(|| {
-                    let mut conn = match open(&a.db, true) {
+                    let mut conn = match open(&a.db, true, isolation) {
                         Ok(o) => o.conn,
                         Err(e) => {
                             failure
@@ -282,7 +353,8 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
                         }
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         let Some(&w) = todo.get(i) else { return };
-                        if let Err(e) = load::warehouse(&mut conn, w, a.seed, k, &progress) {
+                        if let Err(e) = load::warehouse(&mut conn, w, a.seed, k, method, &progress)
+                        {
                             failure
                                 .lock()
                                 .unwrap_or_else(|p| p.into_inner())
@@ -312,17 +384,22 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
         return Ok(EXIT_INTERRUPTED);
     }
     println!(
-        "loaded {n} rows in {secs:.1} s ({:.0} rows/s): {} warehouses with {} loaders into {}",
+        "loaded {n} rows in {secs:.1} s ({:.0} rows/s): {} warehouses with {} loaders into {} ({})",
         n as f64 / secs.max(1e-9),
         a.warehouses,
         a.loaders,
-        result::redact_url(&a.db)
+        result::redact_url(&a.db),
+        match method {
+            LoadMethod::Fast => "fast path",
+            LoadMethod::Insert => "row-by-row INSERT",
+        }
     );
     Ok(0)
 }
 
 fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, CliError> {
-    let mut o = open(&a.db, false)?;
+    let isolation = parse_isolation(a.isolation.as_deref(), &a.db)?;
+    let mut o = open(&a.db, false, isolation)?;
     let state = load::state(&mut o.conn).map_err(db_err("cannot read the load state", &a.db))?;
     if !state.schema {
         return Err(CliError::bad_input(
@@ -398,7 +475,7 @@ fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, CliError> {
     let m = run::run(
         &plan,
         || {
-            open(&db, false)
+            open(&db, false, isolation)
                 .map(|o| o.conn)
                 .map_err(|e| DbError::other(e.message))
         },

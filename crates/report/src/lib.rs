@@ -4,6 +4,7 @@ pub mod fmt;
 pub mod html;
 pub mod summary;
 pub mod svg;
+pub mod tpcc;
 pub mod ycsb;
 
 pub use summary::summary_table;

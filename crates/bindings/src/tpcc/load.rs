@@ -1,7 +1,7 @@
 //! The initial database (clause 4.3.3.1), warehouse by warehouse, each
 //! finished warehouse marked in `tpcc_meta` so an interrupted load resumes:
 //! a half-loaded warehouse is deleted and loaded again.
-use super::{int, text, Conn, DbError, Row, Value, SCHEMA, TABLES};
+use super::{int, text, Conn, DbError, LoadMethod, Row, Value, SCHEMA, TABLES};
 use yardstick_core::rng::derive_seed;
 use yardstick_core::tpcc::{rows, Constants, Random, CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 
@@ -116,6 +116,7 @@ struct Loader<'a, C: Conn> {
     c: &'a mut C,
     rows: Vec<(&'static str, Vec<Row>)>,
     progress: &'a (dyn Fn(u64) + Sync),
+    method: LoadMethod,
 }
 
 impl<C: Conn> Loader<'_, C> {
@@ -139,7 +140,10 @@ impl<C: Conn> Loader<'_, C> {
         if rows.is_empty() {
             return Ok(());
         }
-        self.c.load(table, rows)?;
+        match self.method {
+            LoadMethod::Fast => self.c.load(table, rows)?,
+            LoadMethod::Insert => row_by_row(self.c, table, rows)?,
+        }
         (self.progress)(rows.len() as u64);
         rows.clear();
         Ok(())
@@ -153,11 +157,25 @@ impl<C: Conn> Loader<'_, C> {
     }
 }
 
+/// One prepared INSERT per row, the batch in one transaction.
+fn row_by_row<C: Conn>(c: &mut C, table: &str, rows: &[Row]) -> Result<(), DbError> {
+    let sql = super::insert_sql(table);
+    c.begin()?;
+    for row in rows {
+        if let Err(e) = c.execute(sql, row) {
+            let _ = c.rollback();
+            return Err(e);
+        }
+    }
+    c.commit()
+}
+
 /// Loads ITEM (once per database).
 pub fn items<C: Conn>(
     c: &mut C,
     seed: u64,
     k: Constants,
+    method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(), DbError> {
     c.batch("DELETE FROM item")?;
@@ -166,6 +184,7 @@ pub fn items<C: Conn>(
         c,
         rows: Vec::new(),
         progress,
+        method,
     };
     for i_id in 1..=ITEMS {
         l.push("item", rows::item(&mut r, i_id))?;
@@ -181,6 +200,7 @@ pub fn warehouse<C: Conn>(
     w: u32,
     seed: u64,
     k: Constants,
+    method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(), DbError> {
     for t in TABLES {
@@ -193,6 +213,7 @@ pub fn warehouse<C: Conn>(
         c,
         rows: Vec::new(),
         progress,
+        method,
     };
     l.push("warehouse", rows::warehouse(&mut r, w))?;
     for i_id in 1..=ITEMS {

@@ -6,6 +6,8 @@
 //! prepares them.
 pub mod check;
 pub mod load;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod run;
@@ -14,6 +16,80 @@ pub mod sqlite;
 pub mod txn;
 
 pub use yardstick_core::tpcc::Value;
+
+/// The isolation level terminals run their transactions at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    pub const NAMES: &'static str = "read-committed, repeatable-read or serializable";
+
+    pub fn parse(s: &str) -> Option<Isolation> {
+        Some(
+            match s.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+                "read-committed" | "rc" => Isolation::ReadCommitted,
+                "repeatable-read" | "rr" | "snapshot" => Isolation::RepeatableRead,
+                "serializable" => Isolation::Serializable,
+                _ => return None,
+            },
+        )
+    }
+
+    /// The SQL name, e.g. `READ COMMITTED`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.sql().to_ascii_lowercase())
+    }
+}
+
+/// How the loader writes rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadMethod {
+    /// The database's fast path ([`Conn::load`]).
+    Fast,
+    /// One prepared single-row INSERT per row, a transaction per batch: the
+    /// baseline the fast path is measured against.
+    Insert,
+}
+
+/// The single-row INSERT of `table` (all columns, `?` placeholders), made
+/// once per table for the life of the process (statements are cached by the
+/// address of their text).
+pub fn insert_sql(table: &str) -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static MADE: OnceLock<Mutex<Vec<(String, &'static str)>>> = OnceLock::new();
+    let mut made = MADE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some((_, sql)) = made.iter().find(|(t, _)| t == table) {
+        return sql;
+    }
+    let cols = yardstick_core::tpcc::columns(table);
+    let sql: &'static str = Box::leak(
+        format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            cols.join(", "),
+            vec!["?"; cols.len()].join(", ")
+        )
+        .into_boxed_str(),
+    );
+    made.push((table.to_string(), sql));
+    sql
+}
 
 /// Why a statement failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,13 +178,13 @@ pub fn is_null(row: &Row, i: usize) -> bool {
 pub const SCHEMA: &[&str] = &[
     "CREATE TABLE warehouse (w_id INTEGER NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2), PRIMARY KEY (w_id))",
     "CREATE TABLE district (d_id INTEGER NOT NULL, d_w_id INTEGER NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4,4), d_ytd DECIMAL(12,2), d_next_o_id INTEGER, PRIMARY KEY (d_w_id, d_id))",
-    "CREATE TABLE customer (c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since TIMESTAMP, c_credit CHAR(2), c_credit_lim DECIMAL(12,2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INTEGER, c_delivery_cnt INTEGER, c_data VARCHAR(500), PRIMARY KEY (c_w_id, c_d_id, c_id))",
+    "CREATE TABLE customer (c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since TIMESTAMP NULL, c_credit CHAR(2), c_credit_lim DECIMAL(12,2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INTEGER, c_delivery_cnt INTEGER, c_data VARCHAR(500), PRIMARY KEY (c_w_id, c_d_id, c_id))",
     "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)",
-    "CREATE TABLE history (h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER, h_date TIMESTAMP, h_amount DECIMAL(6,2), h_data VARCHAR(24))",
-    "CREATE TABLE oorder (o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, o_entry_d TIMESTAMP, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER, PRIMARY KEY (o_w_id, o_d_id, o_id))",
+    "CREATE TABLE history (h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER, h_date TIMESTAMP NULL, h_amount DECIMAL(6,2), h_data VARCHAR(24))",
+    "CREATE TABLE oorder (o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, o_entry_d TIMESTAMP NULL, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER, PRIMARY KEY (o_w_id, o_d_id, o_id))",
     "CREATE INDEX oorder_customer ON oorder (o_w_id, o_d_id, o_c_id, o_id)",
     "CREATE TABLE new_order (no_o_id INTEGER NOT NULL, no_d_id INTEGER NOT NULL, no_w_id INTEGER NOT NULL, PRIMARY KEY (no_w_id, no_d_id, no_o_id))",
-    "CREATE TABLE order_line (ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL, ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d TIMESTAMP, ol_quantity INTEGER, ol_amount DECIMAL(6,2), ol_dist_info CHAR(24), PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
+    "CREATE TABLE order_line (ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL, ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d TIMESTAMP NULL, ol_quantity INTEGER, ol_amount DECIMAL(6,2), ol_dist_info CHAR(24), PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
     "CREATE TABLE item (i_id INTEGER NOT NULL, i_im_id INTEGER, i_name VARCHAR(24), i_price DECIMAL(5,2), i_data VARCHAR(50), PRIMARY KEY (i_id))",
     "CREATE TABLE stock (s_i_id INTEGER NOT NULL, s_w_id INTEGER NOT NULL, s_quantity INTEGER, s_dist_01 CHAR(24), s_dist_02 CHAR(24), s_dist_03 CHAR(24), s_dist_04 CHAR(24), s_dist_05 CHAR(24), s_dist_06 CHAR(24), s_dist_07 CHAR(24), s_dist_08 CHAR(24), s_dist_09 CHAR(24), s_dist_10 CHAR(24), s_ytd INTEGER, s_order_cnt INTEGER, s_remote_cnt INTEGER, s_data VARCHAR(50), PRIMARY KEY (s_w_id, s_i_id))",
     "CREATE TABLE tpcc_meta (name VARCHAR(40) NOT NULL, value VARCHAR(200), PRIMARY KEY (name))",
@@ -165,6 +241,31 @@ pub fn numbered_placeholders(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isolation_names_parse_and_single_row_inserts_are_made_once() {
+        assert_eq!(
+            Isolation::parse("read-committed"),
+            Some(Isolation::ReadCommitted)
+        );
+        assert_eq!(
+            Isolation::parse("REPEATABLE_READ"),
+            Some(Isolation::RepeatableRead)
+        );
+        assert_eq!(
+            Isolation::parse("serializable"),
+            Some(Isolation::Serializable)
+        );
+        assert_eq!(Isolation::parse("read-uncommitted"), None);
+        assert_eq!(Isolation::ReadCommitted.to_string(), "read committed");
+        let a = insert_sql("new_order");
+        assert_eq!(
+            a,
+            "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
+        );
+        assert_eq!(a.as_ptr(), insert_sql("new_order").as_ptr());
+        assert_ne!(a.as_ptr(), insert_sql("item").as_ptr());
+    }
 
     #[test]
     fn placeholders_are_numbered_outside_quotes() {

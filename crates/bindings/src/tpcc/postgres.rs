@@ -1,9 +1,9 @@
 //! TPC-C on PostgreSQL (and its wire-compatible flavours): READ COMMITTED
-//! with `SELECT ... FOR UPDATE` on the rows a transaction changes (the
+//! (or the level asked for) with `SELECT ... FOR UPDATE` on the rows a transaction changes (the
 //! increments are done by UPDATE, so no update is lost), prepared statements
 //! typed by the server, serialization failures and deadlocks retried, and
 //! the loader's fast path is `COPY ... FROM STDIN`.
-use super::{Conn, DbError, ErrorKind, Row, Value};
+use super::{Conn, DbError, ErrorKind, Isolation, Row, Value};
 use crate::url::Target;
 use futures_util::SinkExt;
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -17,7 +17,11 @@ pub struct PgConn {
     rt: tokio::runtime::Runtime,
     client: Client,
     statements: HashMap<usize, Statement>,
+    /// `BEGIN ISOLATION LEVEL ...`
+    begin: String,
     pub version: String,
+    /// The server settings recorded with the result.
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 fn err(e: tokio_postgres::Error) -> DbError {
@@ -100,7 +104,8 @@ fn value(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
 }
 
 impl PgConn {
-    pub fn open(url: &str) -> Result<PgConn, DbError> {
+    /// Connects and checks that the server takes transactions at `isolation`.
+    pub fn open(url: &str, isolation: Isolation) -> Result<PgConn, DbError> {
         let target = Target::parse(url).map_err(DbError::other)?;
         let ep = crate::postgres::endpoint(&target, url).map_err(DbError::other)?;
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -114,11 +119,23 @@ impl PgConn {
             .block_on(client.query_one("SHOW server_version", &[]))
             .map(|r| r.get(0))
             .map_err(err)?;
+        let begin = format!("BEGIN ISOLATION LEVEL {}", isolation.sql());
+        rt.block_on(client.batch_execute(&format!("{begin}; ROLLBACK")))
+            .map_err(|e| {
+                DbError::other(format!(
+                    "the server refuses isolation level {} ({}); choose another with --isolation",
+                    isolation.sql(),
+                    err(e)
+                ))
+            })?;
+        let settings = rt.block_on(crate::postgres::server_settings(&client));
         Ok(PgConn {
             rt,
             client,
             statements: HashMap::new(),
+            begin,
             version,
+            settings,
         })
     }
 
@@ -179,10 +196,7 @@ fn copy_text(rows: &[Row]) -> Vec<u8> {
 impl Conn for PgConn {
     fn begin(&mut self) -> Result<(), DbError> {
         self.rt
-            .block_on(
-                self.client
-                    .batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED"),
-            )
+            .block_on(self.client.batch_execute(&self.begin))
             .map_err(err)
     }
 

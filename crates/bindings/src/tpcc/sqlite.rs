@@ -4,7 +4,7 @@
 //! already excludes other writers), a busy database is a retryable error, and
 //! the loader inserts each batch in one transaction with one prepared
 //! statement.
-use super::{Conn, DbError, ErrorKind, Row, Value};
+use super::{Conn, DbError, ErrorKind, Isolation, Row, Value};
 use crate::url::Target;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
@@ -53,8 +53,15 @@ fn err(e: rusqlite::Error) -> DbError {
 
 impl SqliteConn {
     /// Opens `sqlite:///path.db` (the YCSB binding's URL options apply);
-    /// `create` allows a new file.
-    pub fn open(url: &str, create: bool) -> Result<SqliteConn, DbError> {
+    /// `create` allows a new file. SQLite's transactions are serializable;
+    /// asking for another level is an error.
+    pub fn open(url: &str, create: bool, isolation: Isolation) -> Result<SqliteConn, DbError> {
+        if isolation != Isolation::Serializable {
+            return Err(DbError::other(format!(
+                "SQLite runs every transaction serializable and has no {} level: use --isolation serializable (the default for sqlite://)",
+                isolation.sql()
+            )));
+        }
         let target = Target::parse(url).map_err(DbError::other)?;
         let (path, settings) = crate::sqlite::settings_of(&target).map_err(DbError::other)?;
         if !create && !path.exists() {

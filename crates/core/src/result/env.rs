@@ -17,6 +17,19 @@ fn read(path: &str) -> String {
 }
 
 impl HostInfo {
+    /// One line for reports: host, CPU, cores, memory, OS and kernel.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} · {} · {} cores · {:.1} GiB · {} · kernel {}",
+            self.hostname,
+            self.cpu_model,
+            self.cores,
+            self.memory_bytes as f64 / (1u64 << 30) as f64,
+            self.os,
+            self.kernel
+        )
+    }
+
     pub fn capture() -> Self {
         let cpuinfo = read("/proc/cpuinfo");
         let cpu_model = cpuinfo
@@ -58,5 +71,22 @@ mod tests {
         assert!(h.cores >= 1);
         assert!(h.memory_bytes > 0, "{h:?}");
         assert!(!h.kernel.is_empty());
+    }
+
+    #[test]
+    fn the_summary_names_memory_in_gib() {
+        let h = super::HostInfo {
+            hostname: "db1".into(),
+            os: "Debian 12".into(),
+            kernel: "6.1".into(),
+            arch: "x86_64".into(),
+            cpu_model: "Xeon".into(),
+            cores: 2,
+            memory_bytes: 24 << 30,
+        };
+        assert_eq!(
+            h.summary(),
+            "db1 · Xeon · 2 cores · 24.0 GiB · Debian 12 · kernel 6.1"
+        );
     }
 }

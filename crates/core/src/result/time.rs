@@ -14,7 +14,8 @@ fn civil(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-fn parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64, u32) {
+/// UTC year, month, day, hour, minute, second and millisecond of `t`.
+pub fn parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64, u32) {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs();
     let (y, mo, da) = civil((secs / 86_400) as i64);
