@@ -532,6 +532,7 @@ fn tpcc_results_get_tpmc_bars_transaction_latency_checks_and_configuration() {
     // configuration, per run: isolation and the NURand constants
     assert_eq!(html.matches("<summary>TPC-C · sqlite").count(), 3);
     assert!(html.contains("<dt>isolation</dt>"));
+    assert!(html.contains("<dt>statements</dt>"));
     assert!(html.contains("NURand C (load)"));
     // the same tables as Markdown and CSV
     let r = yardstick(dir.path(), &["report", "t1.json", "-o", "t.md"]);

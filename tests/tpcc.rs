@@ -75,6 +75,7 @@ fn load(dir: &Path, warehouses: &str) -> Run {
 
 /// `yardstick tpcc run` against `db` with [warehouses, terminals, duration],
 /// extra arguments and the result file.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> Run {
     let mut args = vec![
         "tpcc",
@@ -96,12 +97,97 @@ fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> 
 }
 
 /// The result's four consistency checks ran and passed.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn assert_checks_pass(v: &serde_json::Value) {
     let checks = v["checks"].as_array().unwrap();
     assert!(
         checks.len() == 4 && checks.iter().all(|c| c["pass"] == true),
         "{checks:?}"
     );
+}
+
+/// A connection's pipelines run their statements in order and stop at the
+/// first error; deferred statements go out with the commit at the latest,
+/// and a failure among them fails the commit.
+fn pipelines_keep_order_and_errors<C: Conn>(c: &mut C, table: &str) {
+    use yardstick_bindings::tpcc::Stmt;
+    use yardstick_bindings::tpcc::Value::{Int, Text};
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    c.batch(&format!(
+        "CREATE TABLE {table} (k INT PRIMARY KEY, v VARCHAR(20))"
+    ))
+    .unwrap();
+    let ins = leak(format!("INSERT INTO {table} (k, v) VALUES (?, ?)"));
+    let sel = leak(format!("SELECT k, v FROM {table} ORDER BY k"));
+    let upd = leak(format!("UPDATE {table} SET v = ? WHERE k >= ?"));
+    let keys = |c: &mut C| -> Vec<i64> {
+        c.query(sel, &[])
+            .unwrap()
+            .iter()
+            .map(|r| yardstick_bindings::tpcc::int(r, 0))
+            .collect()
+    };
+    c.begin().unwrap();
+    let out = c
+        .pipeline(vec![
+            Stmt::Exec(ins, vec![Int(1), Text("it's".into())]),
+            Stmt::Exec(ins, vec![Int(2), Text("b\\c".into())]),
+            Stmt::Exec(upd, vec![Text("x".into()), Int(2)]),
+            Stmt::Query(sel, vec![]),
+        ])
+        .unwrap();
+    assert_eq!(out.len(), 4);
+    assert_eq!((out[0].count(), out[2].count()), (1, 1));
+    assert_eq!(
+        out[3].clone().rows(),
+        vec![
+            vec![Int(1), Text("it's".into())],
+            vec![Int(2), Text("x".into())]
+        ]
+    );
+    c.defer(vec![Stmt::Exec(ins, vec![Int(3), Text("b\\c".into())])])
+        .unwrap();
+    c.commit().unwrap();
+    let third = c
+        .query(leak(format!("SELECT v FROM {table} WHERE k = 3")), &[])
+        .unwrap();
+    assert_eq!(third, vec![vec![Text("b\\c".into())]]);
+    // a duplicate key stops the pipeline; the rollback undoes the rest
+    c.begin().unwrap();
+    let e = c
+        .pipeline(vec![
+            Stmt::Exec(ins, vec![Int(4), Text("d".into())]),
+            Stmt::Exec(ins, vec![Int(1), Text("dup".into())]),
+            Stmt::Exec(ins, vec![Int(5), Text("e".into())]),
+        ])
+        .unwrap_err();
+    assert_eq!(e.kind, yardstick_bindings::tpcc::ErrorKind::Other, "{e}");
+    c.rollback().unwrap();
+    assert_eq!(keys(c), vec![1, 2, 3]);
+    // a deferred failure fails the commit at the latest
+    c.begin().unwrap();
+    let r = c
+        .defer(vec![
+            Stmt::Exec(ins, vec![Int(6), Text("f".into())]),
+            Stmt::Exec(ins, vec![Int(2), Text("dup".into())]),
+        ])
+        .and_then(|()| c.commit());
+    assert!(r.is_err());
+    c.rollback().unwrap();
+    assert_eq!(keys(c), vec![1, 2, 3]);
+    c.batch(&format!("DROP TABLE {table}")).unwrap();
+}
+
+#[test]
+fn sqlite_pipelines_keep_order_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = SqliteConn::open(
+        &format!("sqlite://{}", dir.path().join("p.db").display()),
+        true,
+        Isolation::Serializable,
+    )
+    .unwrap();
+    pipelines_keep_order_and_errors(&mut c, "pipe");
 }
 
 #[test]
@@ -483,6 +569,10 @@ mod postgres {
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let v = read_json(&dir.path().join("pg.json"));
         assert_eq!(v["database"]["engine"]["name"], "postgresql");
+        assert!(v["database"]["statements"]
+            .as_str()
+            .unwrap()
+            .contains("pipelined"));
         assert!(v["database"]["isolation"]
             .as_str()
             .unwrap()
@@ -518,6 +608,22 @@ mod postgres {
         assert!(v["database"]["engine"]["settings"]["shared_buffers"].is_string());
         let checks = v["checks"].as_array().unwrap();
         assert!(checks.iter().all(|c| c["pass"] == true), "{checks:?}");
+    }
+
+    #[test]
+    fn postgresql_pipelines_keep_order_and_errors() {
+        if !yardstick_bindings::testing::server_available(
+            "PostgreSQL",
+            &url(),
+            "scripts/services start postgres",
+        ) {
+            return;
+        }
+        let mut c =
+            yardstick_bindings::tpcc::postgres::PgConn::open(&url(), Isolation::ReadCommitted)
+                .unwrap();
+        let table = yardstick_bindings::testing::unique_name("pipe");
+        pipelines_keep_order_and_errors(&mut c, &table);
     }
 
     #[test]
@@ -591,7 +697,45 @@ mod mysql {
     }
 
     #[test]
-    fn load_with_multi_row_inserts_run_and_check_on_mariadb() {
+    fn load_data_and_multi_row_inserts_store_the_same_rows() {
+        if !yardstick_bindings::testing::server_available(
+            "MariaDB",
+            &url(),
+            "scripts/services start mariadb",
+        ) {
+            return;
+        }
+        use yardstick_bindings::tpcc::{load, LoadMethod};
+        let mut prints = Vec::new();
+        for local_infile in [true, false] {
+            let db = Fresh::new();
+            let mut c = MysqlConn::open(&db.url, Isolation::RepeatableRead).unwrap();
+            c.use_local_infile(local_infile);
+            let k = load::prepare(&mut c, 1).unwrap();
+            load::items(&mut c, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
+            load::warehouse(&mut c, 1, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
+            prints.push(fingerprint(&mut c));
+        }
+        assert_eq!(prints[0][0], 1.0, "one warehouse: {:?}", prints[0]);
+        assert_same_data(&prints[0], &prints[1]);
+    }
+
+    #[test]
+    fn mariadb_pipelines_keep_order_and_errors() {
+        if !yardstick_bindings::testing::server_available(
+            "MariaDB",
+            &url(),
+            "scripts/services start mariadb",
+        ) {
+            return;
+        }
+        let db = Fresh::new();
+        let mut c = MysqlConn::open(&db.url, Isolation::RepeatableRead).unwrap();
+        pipelines_keep_order_and_errors(&mut c, "pipe");
+    }
+
+    #[test]
+    fn load_with_load_data_run_and_check_on_mariadb() {
         if !yardstick_bindings::testing::server_available(
             "MariaDB",
             &url(),
@@ -658,6 +802,10 @@ mod mysql {
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let v = read_json(&dir.path().join("my.json"));
         assert_eq!(v["database"]["engine"]["name"], "mariadb");
+        assert!(v["database"]["statements"]
+            .as_str()
+            .unwrap()
+            .contains("multi-statement text query"));
         assert!(v["database"]["isolation"]
             .as_str()
             .unwrap()

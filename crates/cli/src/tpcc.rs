@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use yardstick_bindings::tpcc::{
-    check, load, run, Conn, DbError, Isolation, LoadMethod, Row, Value,
+    check, load, run, Conn, DbError, Done, Isolation, LoadMethod, Row, Stmt, Value,
 };
 use yardstick_core::binding::EngineInfo;
 use yardstick_core::result::{self, ClientInfo, ErrorSample, HostInfo, Tool};
@@ -127,6 +127,12 @@ impl Conn for AnyConn {
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
         self.0.load(table, rows)
     }
+    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        self.0.pipeline(stmts)
+    }
+    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        self.0.defer(stmts)
+    }
 }
 
 /// What a database is, for the result.
@@ -134,6 +140,7 @@ struct Opened {
     conn: AnyConn,
     engine: EngineInfo,
     isolation: String,
+    statements: &'static str,
 }
 
 fn scheme(url: &str) -> String {
@@ -177,11 +184,17 @@ fn engine(
 /// A server connection whose transactions lock the rows they change with
 /// SELECT ... FOR UPDATE at the chosen isolation level.
 #[cfg(any(feature = "postgres", feature = "mysql"))]
-fn locking(c: impl Conn + Send + 'static, engine: EngineInfo, iso: Isolation) -> Opened {
+fn locking(
+    c: impl Conn + Send + 'static,
+    engine: EngineInfo,
+    iso: Isolation,
+    statements: &'static str,
+) -> Opened {
     Opened {
         conn: AnyConn(Box::new(c)),
         engine,
         isolation: format!("{iso}, with SELECT ... FOR UPDATE on the rows a transaction changes"),
+        statements,
     }
 }
 
@@ -193,8 +206,8 @@ fn open(url: &str, create: bool, isolation: Isolation) -> Result<Opened, CliErro
     };
     match scheme(url).as_str() {
         "sqlite" => {
-            let c = yardstick_bindings::tpcc::sqlite::SqliteConn::open(url, create, isolation)
-                .map_err(redacted)?;
+            use yardstick_bindings::tpcc::sqlite::SqliteConn;
+            let c = SqliteConn::open(url, create, isolation).map_err(redacted)?;
             let engine = EngineInfo {
                 name: "sqlite".into(),
                 version: c.version.clone(),
@@ -205,21 +218,22 @@ fn open(url: &str, create: bool, isolation: Isolation) -> Result<Opened, CliErro
                 engine,
                 isolation: "serializable (BEGIN IMMEDIATE: one writing transaction at a time)"
                     .into(),
+                statements: SqliteConn::STATEMENTS,
             })
         }
         #[cfg(feature = "postgres")]
         "postgres" | "postgresql" => {
-            let c = yardstick_bindings::tpcc::postgres::PgConn::open(url, isolation)
-                .map_err(redacted)?;
+            use yardstick_bindings::tpcc::postgres::PgConn;
+            let c = PgConn::open(url, isolation).map_err(redacted)?;
             let engine = engine("postgresql", &c.version, &c.settings);
-            Ok(locking(c, engine, isolation))
+            Ok(locking(c, engine, isolation, PgConn::STATEMENTS))
         }
         #[cfg(feature = "mysql")]
         "mysql" | "mariadb" => {
-            let c = yardstick_bindings::tpcc::mysql::MysqlConn::open(url, isolation)
-                .map_err(redacted)?;
+            use yardstick_bindings::tpcc::mysql::MysqlConn;
+            let c = MysqlConn::open(url, isolation).map_err(redacted)?;
             let engine = engine(&c.name, &c.version, &c.settings);
-            Ok(locking(c, engine, isolation))
+            Ok(locking(c, engine, isolation, MysqlConn::STATEMENTS))
         }
         other => {
             let mut missing = Vec::new();
@@ -532,6 +546,7 @@ fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, CliError> {
             url: result::redact_url(&a.db),
             engine: o.engine.clone(),
             isolation: o.isolation.clone(),
+            statements: o.statements.into(),
         },
         config: TpccConfig {
             warehouses: a.warehouses,

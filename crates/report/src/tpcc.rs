@@ -306,6 +306,9 @@ pub fn config(out: &mut String, e: &TpccEntry) {
             .join(", "),
     );
     item("isolation", r.database.isolation.clone());
+    if !r.database.statements.is_empty() {
+        item("statements", r.database.statements.clone());
+    }
     item(
         "run",
         format!(

@@ -5,8 +5,13 @@ use super::{int, text, Conn, DbError, LoadMethod, Row, Value, SCHEMA, TABLES};
 use yardstick_core::rng::derive_seed;
 use yardstick_core::tpcc::{rows, Constants, Random, CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 
-/// Rows per loader call (one transaction each).
+/// Rows per transaction of the row-by-row method.
 pub const BATCH: usize = 1000;
+
+/// Rows per call of the fast path (one COPY, LOAD DATA or transaction each):
+/// large enough that per-statement costs vanish, small enough to hold in
+/// memory (a few MiB).
+pub const FAST_BATCH: usize = 10_000;
 
 /// What a database holds of a TPC-C load.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -120,16 +125,23 @@ struct Loader<'a, C: Conn> {
 }
 
 impl<C: Conn> Loader<'_, C> {
+    fn batch(&self) -> usize {
+        match self.method {
+            LoadMethod::Fast => FAST_BATCH,
+            LoadMethod::Insert => BATCH,
+        }
+    }
+
     fn push(&mut self, table: &'static str, row: Row) -> Result<(), DbError> {
         let pos = match self.rows.iter().position(|(t, _)| *t == table) {
             Some(p) => p,
             None => {
-                self.rows.push((table, Vec::with_capacity(BATCH)));
+                self.rows.push((table, Vec::with_capacity(self.batch())));
                 self.rows.len() - 1
             }
         };
         self.rows[pos].1.push(row);
-        if self.rows[pos].1.len() >= BATCH {
+        if self.rows[pos].1.len() >= self.batch() {
             self.flush_table(pos)?;
         }
         Ok(())

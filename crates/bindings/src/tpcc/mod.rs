@@ -123,6 +123,90 @@ impl std::fmt::Display for DbError {
 
 pub type Row = Vec<Value>;
 
+/// One statement of a [`Conn::pipeline`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// A query whose rows are wanted.
+    Query(&'static str, Vec<Value>),
+    /// A change whose count of affected rows is wanted.
+    Exec(&'static str, Vec<Value>),
+}
+
+/// What one statement of a pipeline returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Done {
+    Rows(Vec<Row>),
+    Count(u64),
+}
+
+impl Done {
+    /// The rows of a query (none for a change).
+    pub fn rows(self) -> Vec<Row> {
+        match self {
+            Done::Rows(r) => r,
+            Done::Count(_) => Vec::new(),
+        }
+    }
+
+    /// The rows a change affected (the rows returned, for a query).
+    pub fn count(&self) -> u64 {
+        match self {
+            Done::Rows(r) => r.len() as u64,
+            Done::Count(n) => *n,
+        }
+    }
+}
+
+/// Runs a pipeline's statements one after another, each waiting for the
+/// last one's answer: what a driver that cannot pipeline does.
+pub fn one_by_one<C: Conn + ?Sized>(c: &mut C, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+    stmts
+        .into_iter()
+        .map(|s| match s {
+            Stmt::Query(sql, params) => c.query(sql, &params).map(Done::Rows),
+            Stmt::Exec(sql, params) => c.execute(sql, &params).map(Done::Count),
+        })
+        .collect()
+}
+
+/// Rows as tab-separated text with backslash escapes and `\N` for NULL:
+/// PostgreSQL's `COPY ... FROM STDIN` text format and MySQL's `LOAD DATA`
+/// default; `now` is the text of a timestamp column's load time.
+pub fn tab_separated(rows: &[Row], now: &str) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut buf = Vec::with_capacity(rows.len() * 128);
+    for row in rows {
+        for (i, v) in row.iter().enumerate() {
+            if i > 0 {
+                buf.push(b'\t');
+            }
+            match v {
+                Value::Null => buf.extend_from_slice(b"\\N"),
+                Value::Int(n) => {
+                    let _ = write!(buf, "{n}");
+                }
+                Value::Num(f) => {
+                    let _ = write!(buf, "{f:.4}");
+                }
+                Value::Now => buf.extend_from_slice(now.as_bytes()),
+                Value::Text(t) => {
+                    for b in t.bytes() {
+                        match b {
+                            b'\\' => buf.extend_from_slice(b"\\\\"),
+                            b'\t' => buf.extend_from_slice(b"\\t"),
+                            b'\n' => buf.extend_from_slice(b"\\n"),
+                            b'\r' => buf.extend_from_slice(b"\\r"),
+                            b => buf.push(b),
+                        }
+                    }
+                }
+            }
+        }
+        buf.push(b'\n');
+    }
+    buf
+}
+
 /// One connection of one terminal or loader thread.
 pub trait Conn {
     fn begin(&mut self) -> Result<(), DbError>;
@@ -137,6 +221,19 @@ pub trait Conn {
     /// Inserts `rows` into `table` (its columns in [`yardstick_core::tpcc::COLUMNS`]
     /// order) with the database's fast path, as one transaction.
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError>;
+    /// Runs statements in order within the current transaction and returns
+    /// what each returned, stopping at the first error. A driver that can
+    /// sends them all before reading the answers (one round trip instead of
+    /// one per statement); the default runs them [`one_by_one`].
+    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        one_by_one(self, stmts)
+    }
+    /// Statements whose answers the transaction does not need: a driver
+    /// that pipelines may hold them and send them with the next statements
+    /// or the commit, where their errors surface; the default runs them now.
+    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        one_by_one(self, stmts).map(|_| ())
+    }
 }
 
 /// Reads a column as an integer (NULL as 0).
@@ -241,6 +338,21 @@ pub fn numbered_placeholders(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tab_separated_rows_escape_and_mark_nulls() {
+        let rows = vec![vec![
+            Value::Int(7),
+            Value::Text("a\tb\\c\nd".into()),
+            Value::Null,
+            Value::Num(12.5),
+            Value::Now,
+        ]];
+        assert_eq!(
+            tab_separated(&rows, "2026-01-02 03:04:05"),
+            b"7\ta\\tb\\\\c\\nd\t\\N\t12.5000\t2026-01-02 03:04:05\n".to_vec()
+        );
+    }
 
     #[test]
     fn isolation_names_parse_and_single_row_inserts_are_made_once() {

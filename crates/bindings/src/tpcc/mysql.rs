@@ -1,10 +1,16 @@
-//! TPC-C on MySQL and MariaDB (InnoDB): server-side prepared statements on
-//! the binary protocol, the isolation level set per session (REPEATABLE READ,
+//! TPC-C on MySQL and MariaDB (InnoDB): a transaction's independent
+//! statements go together as one multi-statement text query with their
+//! values inlined as escaped literals (one round trip where prepared
+//! statements would take one each; START TRANSACTION and COMMIT ride along
+//! with the first and last), the rest as server-side prepared statements on
+//! the binary protocol; the isolation level set per session (REPEATABLE READ,
 //! InnoDB's default, unless asked otherwise) with `SELECT ... FOR UPDATE` on
 //! the rows a transaction changes, deadlocks and lock-wait timeouts retried,
-//! timestamps in UTC, and the loader's fast path is a multi-row INSERT of
-//! escaped literals (one round trip per ~1 MiB of rows).
-use super::{Conn, DbError, ErrorKind, Isolation, Row, Value};
+//! timestamps in UTC, and the loader's fast path is `LOAD DATA LOCAL INFILE`
+//! of tab-separated rows streamed from memory (no SQL to parse), or a
+//! multi-row INSERT of escaped literals (one round trip per ~1 MiB of rows)
+//! where the server disables local_infile.
+use super::{Conn, DbError, Done, ErrorKind, Isolation, Row, Stmt, Value};
 use crate::url::Target;
 use mysql_async::consts::ColumnType;
 use mysql_async::prelude::Queryable;
@@ -15,6 +21,9 @@ use std::time::SystemTime;
 // InnoDB's retryable errors: deadlock, lock wait timeout
 const ER_LOCK_DEADLOCK: u16 = 1213;
 const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
+// LOAD DATA LOCAL refused: local_infile off (MariaDB; MySQL 8)
+const ER_NOT_ALLOWED_COMMAND: u16 = 1148;
+const ER_LOAD_DATA_LOCAL_DISABLED: u16 = 3948;
 /// TiDB's write conflict and retryable transaction errors.
 const TIDB_RETRYABLE: &[u16] = &[9007, 8002, 8022, 8028];
 
@@ -30,6 +39,13 @@ pub struct MysqlConn {
     /// The server does not treat backslash as an escape (sql_mode
     /// NO_BACKSLASH_ESCAPES): literals double quotes only.
     no_backslash_escapes: bool,
+    /// A transaction was begun but START TRANSACTION not sent yet: it goes
+    /// out with the transaction's first statements.
+    pending_begin: bool,
+    /// The server takes LOAD DATA LOCAL INFILE (until it refuses it).
+    local_infile: bool,
+    /// Statements whose answers are not needed, sent with the next ones.
+    deferred: Vec<Stmt>,
     pub version: String,
     /// "mysql", "mariadb" or "tidb".
     pub name: String,
@@ -38,6 +54,9 @@ pub struct MysqlConn {
 }
 
 impl MysqlConn {
+    /// How the terminals send statements, for the result.
+    pub const STATEMENTS: &'static str = "a transaction's independent statements as one multi-statement text query with escaped literals (START TRANSACTION with the first, COMMIT with the last); the others as prepared statements (binary protocol)";
+
     /// Connects and sets the session's isolation level; a server that
     /// refuses the level is an error naming it.
     pub fn open(url: &str, isolation: Isolation) -> Result<MysqlConn, DbError> {
@@ -73,6 +92,9 @@ impl MysqlConn {
             statements: HashMap::new(),
             tidb: ep.tidb || name == "tidb",
             no_backslash_escapes: sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+            pending_begin: false,
+            local_infile: true,
+            deferred: Vec::new(),
             version,
             name: name.into(),
             settings,
@@ -110,7 +132,112 @@ impl MysqlConn {
         Ok(st)
     }
 
+    /// Sends a pending START TRANSACTION, the deferred statements, `stmts`
+    /// and `end` (COMMIT) as one multi-statement query and returns the
+    /// answers to `stmts`. The server stops at the first failing statement.
+    fn send(&mut self, stmts: Vec<Stmt>, end: Option<&str>) -> Result<Vec<Done>, DbError> {
+        let deferred = std::mem::take(&mut self.deferred);
+        let skip = deferred.len();
+        let all: Vec<Stmt> = deferred.into_iter().chain(stmts).collect();
+        let begin = std::mem::take(&mut self.pending_begin);
+        let now = literal_now();
+        let mut sql = String::with_capacity(256 * (all.len() + 2));
+        if begin {
+            sql.push_str("START TRANSACTION;");
+        }
+        for s in &all {
+            let (text, params) = match s {
+                Stmt::Query(t, p) | Stmt::Exec(t, p) => (*t, p),
+            };
+            inline(&mut sql, text, params, &now, self.no_backslash_escapes)?;
+            sql.push(';');
+        }
+        if let Some(end) = end {
+            sql.push_str(end);
+        } else {
+            sql.pop();
+        }
+        let conn = &mut self.conn;
+        let r = self.rt.block_on(async move {
+            let mut res = conn.query_iter(sql).await?;
+            if begin {
+                res.collect::<mysql_async::Row>().await?;
+            }
+            let mut out = Vec::with_capacity(all.len());
+            for s in &all {
+                out.push(match s {
+                    Stmt::Exec(..) => {
+                        let n = res.affected_rows();
+                        res.collect::<mysql_async::Row>().await?;
+                        Done::Count(n)
+                    }
+                    Stmt::Query(..) => Done::Rows(rows(res.collect::<mysql_async::Row>().await?)),
+                });
+            }
+            res.drop_result().await?;
+            Ok::<_, mysql_async::Error>(out)
+        });
+        let mut out = r.map_err(|e| self.err(e))?;
+        out.drain(..skip);
+        Ok(out)
+    }
+
+    /// Whether [`Conn::load`] tries `LOAD DATA LOCAL INFILE` before
+    /// multi-row INSERTs (it does until the server refuses it).
+    pub fn use_local_infile(&mut self, on: bool) {
+        self.local_infile = on;
+    }
+
+    /// Sends a pending START TRANSACTION and the deferred statements.
+    fn flush(&mut self) -> Result<(), DbError> {
+        if self.pending_begin || !self.deferred.is_empty() {
+            self.send(Vec::new(), None)?;
+        }
+        Ok(())
+    }
+
+    /// One `LOAD DATA LOCAL INFILE` statement (atomic in InnoDB) whose file
+    /// is `rows` as tab-separated text. LOCAL turns row errors into warnings,
+    /// so any warning, or a row count other than the rows sent, is an error.
+    fn load_data(
+        &mut self,
+        table: &str,
+        rows: &[Row],
+        now: &str,
+    ) -> Result<(), mysql_async::Error> {
+        use futures_util::StreamExt;
+        let data = bytes::Bytes::from(super::tab_separated(rows, now));
+        self.conn.set_infile_handler(async move {
+            Ok(futures_util::stream::iter([Ok::<_, std::io::Error>(data)]).boxed())
+        });
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'yardstick-{table}' INTO TABLE {table} CHARACTER SET utf8mb4 ({})",
+            yardstick_core::tpcc::columns(table).join(", ")
+        );
+        let conn = &mut self.conn;
+        self.rt.block_on(async move {
+            conn.query_drop(sql).await?;
+            let loaded = conn.affected_rows();
+            if conn.get_warnings() > 0 || loaded != rows.len() as u64 {
+                let warning: Option<(String, u32, String)> =
+                    conn.query_first("SHOW WARNINGS LIMIT 1").await?;
+                return Err(mysql_async::Error::Other(
+                    format!(
+                        "LOAD DATA into {table} stored {loaded} of {} rows{}",
+                        rows.len(),
+                        warning.map_or(String::new(), |(_, code, m)| format!(
+                            " (warning {code}: {m})"
+                        ))
+                    )
+                    .into(),
+                ));
+            }
+            Ok(())
+        })
+    }
+
     fn simple(&mut self, sql: &str) -> Result<(), DbError> {
+        self.flush()?;
         let r = self.rt.block_on(self.conn.query_drop(sql));
         r.map_err(|e| self.err(e))
     }
@@ -182,6 +309,53 @@ fn value(v: mysql_async::Value, ty: ColumnType) -> Value {
     }
 }
 
+/// The current time as a DATETIME literal's text (UTC, microseconds).
+fn literal_now() -> String {
+    let (y, mo, d, h, mi, s, ms) = yardstick_core::result::time::parts(SystemTime::now());
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{ms:03}")
+}
+
+/// Appends `sql` with each `?` replaced by the next parameter as a literal.
+fn inline(
+    out: &mut String,
+    sql: &str,
+    params: &[Value],
+    now: &str,
+    no_backslash_escapes: bool,
+) -> Result<(), DbError> {
+    let mut values = params.iter();
+    for (k, part) in sql.split('?').enumerate() {
+        if k > 0 {
+            let v = values.next().ok_or_else(|| {
+                DbError::other(format!("too few parameters for statement: {sql}"))
+            })?;
+            literal(out, v, now, no_backslash_escapes);
+        }
+        out.push_str(part);
+    }
+    if values.next().is_some() {
+        return Err(DbError::other(format!(
+            "too many parameters for statement: {sql}"
+        )));
+    }
+    Ok(())
+}
+
+/// Rows with values typed by their columns.
+fn rows(rows: Vec<mysql_async::Row>) -> Vec<Row> {
+    rows.into_iter()
+        .map(|row| {
+            let types: Vec<ColumnType> =
+                row.columns_ref().iter().map(|c| c.column_type()).collect();
+            row.unwrap()
+                .into_iter()
+                .zip(types)
+                .map(|(v, t)| value(v, t))
+                .collect()
+        })
+        .collect()
+}
+
 /// Appends `v` as a SQL literal.
 fn literal(out: &mut String, v: &Value, now: &str, no_backslash_escapes: bool) {
     use std::fmt::Write as _;
@@ -250,37 +424,51 @@ fn insert_statements(
 
 impl Conn for MysqlConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.simple("START TRANSACTION")
+        self.pending_begin = true;
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.simple("COMMIT")
+        if self.pending_begin && self.deferred.is_empty() {
+            self.pending_begin = false;
+            return Ok(());
+        }
+        self.send(Vec::new(), Some("COMMIT")).map(|_| ())
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
+        self.deferred.clear();
+        if std::mem::take(&mut self.pending_begin) {
+            return Ok(());
+        }
         self.simple("ROLLBACK")
     }
 
     fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        if self.pending_begin || !self.deferred.is_empty() {
+            let mut out = self.send(vec![Stmt::Query(sql, params.to_vec())], None)?;
+            return Ok(out.pop().map(Done::rows).unwrap_or_default());
+        }
         let st = self.statement(sql)?;
         let ps: Vec<mysql_async::Value> = params.iter().map(param).collect();
         let r: Result<Vec<mysql_async::Row>, _> = self.rt.block_on(self.conn.exec(&st, ps));
-        let rows = r.map_err(|e| self.err(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let types: Vec<ColumnType> =
-                    row.columns_ref().iter().map(|c| c.column_type()).collect();
-                row.unwrap()
-                    .into_iter()
-                    .zip(types)
-                    .map(|(v, t)| value(v, t))
-                    .collect()
-            })
-            .collect())
+        Ok(rows(r.map_err(|e| self.err(e))?))
+    }
+
+    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        self.send(stmts, None)
+    }
+
+    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        self.deferred.extend(stmts);
+        Ok(())
     }
 
     fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
+        if self.pending_begin || !self.deferred.is_empty() {
+            let out = self.send(vec![Stmt::Exec(sql, params.to_vec())], None)?;
+            return Ok(out.last().map_or(0, Done::count));
+        }
         let st = self.statement(sql)?;
         let ps: Vec<mysql_async::Value> = params.iter().map(param).collect();
         let r = self.rt.block_on(self.conn.exec_drop(&st, ps));
@@ -293,8 +481,22 @@ impl Conn for MysqlConn {
     }
 
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+        self.flush()?;
         let (y, mo, d, h, mi, s, _) = yardstick_core::result::time::parts(SystemTime::now());
         let now = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+        if self.local_infile {
+            match self.load_data(table, rows, &now) {
+                Ok(()) => return Ok(()),
+                // local_infile is off (MariaDB, MySQL): INSERT from now on
+                Err(mysql_async::Error::Server(e))
+                    if e.code == ER_NOT_ALLOWED_COMMAND
+                        || e.code == ER_LOAD_DATA_LOCAL_DISABLED =>
+                {
+                    self.local_infile = false;
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
         let statements = insert_statements(table, rows, &now, self.no_backslash_escapes);
         self.begin()?;
         for sql in &statements {
@@ -325,6 +527,27 @@ mod tests {
         literal(&mut s, &Value::Null, "", false);
         literal(&mut s, &Value::Now, "2026-01-02 03:04:05", false);
         assert_eq!(s, "0.2500NULL'2026-01-02 03:04:05'");
+    }
+
+    #[test]
+    fn parameters_are_inlined_in_order_and_counted() {
+        let mut s = String::new();
+        inline(
+            &mut s,
+            "UPDATE t SET a = ?, b = ? WHERE k = ?",
+            &[Value::Int(1), Value::Text("o'k".into()), Value::Now],
+            "2026-01-02 03:04:05.006",
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            "UPDATE t SET a = 1, b = 'o''k' WHERE k = '2026-01-02 03:04:05.006'"
+        );
+        let few = inline(&mut s, "SELECT ?, ?", &[Value::Int(1)], "", false);
+        assert!(few.unwrap_err().message.contains("too few parameters"));
+        let many = inline(&mut s, "SELECT ?", &[Value::Int(1), Value::Null], "", false);
+        assert!(many.unwrap_err().message.contains("too many parameters"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! increments are done by UPDATE, so no update is lost), prepared statements
 //! typed by the server, serialization failures and deadlocks retried, and
 //! the loader's fast path is `COPY ... FROM STDIN`.
-use super::{Conn, DbError, ErrorKind, Isolation, Row, Value};
+use super::{Conn, DbError, Done, ErrorKind, Isolation, Row, Stmt, Value};
 use crate::url::Target;
 use futures_util::SinkExt;
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -19,6 +19,11 @@ pub struct PgConn {
     statements: HashMap<usize, Statement>,
     /// `BEGIN ISOLATION LEVEL ...`
     begin: String,
+    /// A transaction was begun but BEGIN not sent yet: it goes out with the
+    /// transaction's first statements, in the same round trip.
+    pending_begin: bool,
+    /// Statements whose answers are not needed, sent with the next ones.
+    deferred: Vec<Stmt>,
     pub version: String,
     /// The server settings recorded with the result.
     pub settings: std::collections::BTreeMap<String, String>,
@@ -104,6 +109,9 @@ fn value(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
 }
 
 impl PgConn {
+    /// How the terminals send statements, for the result.
+    pub const STATEMENTS: &'static str = "prepared statements (extended protocol), pipelined: a transaction's independent statements go out together, BEGIN with the first and COMMIT with the last";
+
     /// Connects and checks that the server takes transactions at `isolation`.
     pub fn open(url: &str, isolation: Isolation) -> Result<PgConn, DbError> {
         let target = Target::parse(url).map_err(DbError::other)?;
@@ -134,6 +142,8 @@ impl PgConn {
             client,
             statements: HashMap::new(),
             begin,
+            pending_begin: false,
+            deferred: Vec::new(),
             version,
             settings,
         })
@@ -149,6 +159,87 @@ impl PgConn {
         Ok(st)
     }
 
+    /// Sends a pending BEGIN and the deferred statements.
+    fn flush(&mut self) -> Result<(), DbError> {
+        if self.pending_begin || !self.deferred.is_empty() {
+            self.send(Vec::new(), None)?;
+        }
+        Ok(())
+    }
+
+    /// Sends a pending BEGIN, the deferred statements, `stmts` and `end`
+    /// (COMMIT) in one round trip and returns the answers to `stmts`.
+    /// tokio-postgres sends a request when its future is first polled and
+    /// answers them in order: polling every future once puts them all on
+    /// the wire before the first answer is read.
+    fn send(&mut self, stmts: Vec<Stmt>, end: Option<&'static str>) -> Result<Vec<Done>, DbError> {
+        let deferred = std::mem::take(&mut self.deferred);
+        let skip = deferred.len() + usize::from(self.pending_begin);
+        let all: Vec<Stmt> = deferred.into_iter().chain(stmts).collect();
+        let mut bound = Vec::with_capacity(all.len());
+        for s in &all {
+            let (sql, params) = match s {
+                Stmt::Query(sql, p) | Stmt::Exec(sql, p) => (*sql, p),
+            };
+            let st = self.statement(sql)?;
+            let b = Self::bind(&st, params)?;
+            bound.push((st, b));
+        }
+        let begin = std::mem::take(&mut self.pending_begin);
+        let client = &self.client;
+        let refs: Vec<Vec<&(dyn ToSql + Sync)>> = bound
+            .iter()
+            .map(|(_, b)| b.iter().map(|b| &**b as &(dyn ToSql + Sync)).collect())
+            .collect();
+        let mut answers: Vec<Answer<'_>> = Vec::with_capacity(all.len() + 2);
+        if begin {
+            answers.push(simple(client, self.begin.as_str()));
+        }
+        for ((s, (st, _)), r) in all.iter().zip(&bound).zip(&refs) {
+            answers.push(match s {
+                Stmt::Query(..) => Box::pin(async move {
+                    let got = client.query(st, r).await.map_err(err)?;
+                    rows(&got).map(Done::Rows)
+                }),
+                Stmt::Exec(..) => {
+                    Box::pin(
+                        async move { client.execute(st, r).await.map_err(err).map(Done::Count) },
+                    )
+                }
+            });
+        }
+        if let Some(end) = end {
+            answers.push(simple(client, end));
+        }
+        let mut out = self.rt.block_on(async move {
+            let mut done: Vec<Option<Result<Done, DbError>>> = vec![None; answers.len()];
+            // the first poll of each sends its request, in order
+            std::future::poll_fn(|cx| {
+                for (a, d) in answers.iter_mut().zip(done.iter_mut()) {
+                    if let std::task::Poll::Ready(r) = a.as_mut().poll(cx) {
+                        *d = Some(r);
+                    }
+                }
+                std::task::Poll::Ready(())
+            })
+            .await;
+            // then the answers, which come back in the same order
+            for (a, d) in answers.iter_mut().zip(done.iter_mut()) {
+                if d.is_none() {
+                    *d = Some(a.await);
+                }
+            }
+            done.into_iter()
+                .map(|d| d.unwrap_or(Ok(Done::Count(0))))
+                .collect::<Result<Vec<Done>, DbError>>()
+        })?;
+        if end.is_some() {
+            out.pop();
+        }
+        out.drain(..skip);
+        Ok(out)
+    }
+
     fn bind(
         st: &Statement,
         params: &[Value],
@@ -161,91 +252,78 @@ impl PgConn {
     }
 }
 
-/// COPY's text format: tab-separated, backslash escapes, `\N` for NULL.
-fn copy_text(rows: &[Row]) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(rows.len() * 128);
-    let now = yardstick_core::result::time::rfc3339(SystemTime::now());
-    for row in rows {
-        for (i, v) in row.iter().enumerate() {
-            if i > 0 {
-                buf.push(b'\t');
-            }
-            match v {
-                Value::Null => buf.extend_from_slice(b"\\N"),
-                Value::Int(n) => buf.extend_from_slice(n.to_string().as_bytes()),
-                Value::Num(f) => buf.extend_from_slice(format!("{f:.4}").as_bytes()),
-                Value::Now => buf.extend_from_slice(now.as_bytes()),
-                Value::Text(t) => {
-                    for b in t.bytes() {
-                        match b {
-                            b'\\' => buf.extend_from_slice(b"\\\\"),
-                            b'\t' => buf.extend_from_slice(b"\\t"),
-                            b'\n' => buf.extend_from_slice(b"\\n"),
-                            b'\r' => buf.extend_from_slice(b"\\r"),
-                            b => buf.push(b),
-                        }
-                    }
-                }
-            }
-        }
-        buf.push(b'\n');
-    }
-    buf
+fn rows(rows: &[tokio_postgres::Row]) -> Result<Vec<Row>, DbError> {
+    rows.iter()
+        .map(|r| (0..r.len()).map(|i| value(r, i)).collect())
+        .collect()
+}
+
+type Answer<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Done, DbError>> + 'a>>;
+
+/// A statement in the simple query protocol (BEGIN, COMMIT) as a pipeline's answer.
+fn simple<'a>(client: &'a Client, sql: &'a str) -> Answer<'a> {
+    Box::pin(async move {
+        client.batch_execute(sql).await.map_err(err)?;
+        Ok(Done::Count(0))
+    })
 }
 
 impl Conn for PgConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.rt
-            .block_on(self.client.batch_execute(&self.begin))
-            .map_err(err)
+        self.pending_begin = true;
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.rt
-            .block_on(self.client.batch_execute("COMMIT"))
-            .map_err(err)
+        if self.pending_begin && self.deferred.is_empty() {
+            self.pending_begin = false;
+            return Ok(());
+        }
+        self.send(Vec::new(), Some("COMMIT")).map(|_| ())
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
+        self.deferred.clear();
+        if std::mem::take(&mut self.pending_begin) {
+            return Ok(());
+        }
         self.rt
             .block_on(self.client.batch_execute("ROLLBACK"))
             .map_err(err)
     }
 
     fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
-        let st = self.statement(sql)?;
-        let bound = Self::bind(&st, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            bound.iter().map(|b| &**b as &(dyn ToSql + Sync)).collect();
-        let rows = self
-            .rt
-            .block_on(self.client.query(&st, &refs))
-            .map_err(err)?;
-        rows.iter()
-            .map(|r| (0..r.len()).map(|i| value(r, i)).collect())
-            .collect()
+        let mut out = self.pipeline(vec![Stmt::Query(sql, params.to_vec())])?;
+        Ok(out.pop().map(Done::rows).unwrap_or_default())
     }
 
     fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
-        let st = self.statement(sql)?;
-        let bound = Self::bind(&st, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            bound.iter().map(|b| &**b as &(dyn ToSql + Sync)).collect();
-        self.rt
-            .block_on(self.client.execute(&st, &refs))
-            .map_err(err)
+        let out = self.pipeline(vec![Stmt::Exec(sql, params.to_vec())])?;
+        Ok(out.last().map_or(0, Done::count))
+    }
+
+    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        self.send(stmts, None)
+    }
+
+    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        self.deferred.extend(stmts);
+        Ok(())
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.flush()?;
         self.rt
             .block_on(self.client.batch_execute(sql))
             .map_err(err)
     }
 
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+        self.flush()?;
         let cols = yardstick_core::tpcc::columns(table);
         let statement = format!("COPY {table} ({}) FROM STDIN", cols.join(", "));
-        let data = bytes::Bytes::from(copy_text(rows));
+        let now = yardstick_core::result::time::rfc3339(SystemTime::now());
+        let data = bytes::Bytes::from(super::tab_separated(rows, &now));
         let client = &self.client;
         self.rt.block_on(async move {
             let sink = client
@@ -257,24 +335,5 @@ impl Conn for PgConn {
             sink.finish().await.map_err(err)?;
             Ok(())
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copy_text_escapes_and_marks_nulls() {
-        let rows = vec![vec![
-            Value::Int(7),
-            Value::Text("a\tb\\c\nd".into()),
-            Value::Null,
-            Value::Num(12.5),
-        ]];
-        assert_eq!(
-            copy_text(&rows),
-            b"7\ta\\tb\\\\c\\nd\t\\N\t12.5000\n".to_vec()
-        );
     }
 }

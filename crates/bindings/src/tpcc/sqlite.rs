@@ -52,6 +52,10 @@ fn err(e: rusqlite::Error) -> DbError {
 }
 
 impl SqliteConn {
+    /// How the terminals run statements, for the result.
+    pub const STATEMENTS: &'static str =
+        "prepared statements (cached per connection), in process, one after another";
+
     /// Opens `sqlite:///path.db` (the YCSB binding's URL options apply);
     /// `create` allows a new file. SQLite's transactions are serializable;
     /// asking for another level is an error.

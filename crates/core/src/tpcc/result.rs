@@ -50,6 +50,10 @@ pub struct Database {
     pub engine: EngineInfo,
     /// The isolation the transactions ran at, and how rows are locked.
     pub isolation: String,
+    /// How the client sends a transaction's statements (prepared or text,
+    /// pipelined or one round trip each).
+    #[serde(default)]
+    pub statements: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
