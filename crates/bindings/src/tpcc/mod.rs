@@ -157,6 +157,58 @@ impl Done {
     }
 }
 
+/// What a pipelining connection has not sent yet: a BEGIN, which goes out
+/// with the transaction's first statements, and deferred statements, which
+/// go out with the next ones or the COMMIT.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    begin: bool,
+    deferred: Vec<Stmt>,
+}
+
+#[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
+impl Pending {
+    pub(crate) fn begin(&mut self) {
+        self.begin = true;
+    }
+
+    pub(crate) fn defer(&mut self, stmts: Vec<Stmt>) {
+        self.deferred.extend(stmts);
+    }
+
+    /// Something waits to be sent.
+    pub(crate) fn any(&self) -> bool {
+        self.begin || !self.deferred.is_empty()
+    }
+
+    /// A commit of a transaction that sent nothing and has nothing to send:
+    /// forgotten without a round trip.
+    pub(crate) fn commit_is_empty(&mut self) -> bool {
+        let empty = self.begin && self.deferred.is_empty();
+        if empty {
+            self.begin = false;
+        }
+        empty
+    }
+
+    /// Forgets what was not sent; true when the server never saw the
+    /// transaction (so there is nothing to roll back there).
+    pub(crate) fn rollback(&mut self) -> bool {
+        self.deferred.clear();
+        std::mem::take(&mut self.begin)
+    }
+
+    /// Takes everything to send ahead of `stmts`: whether BEGIN goes first,
+    /// the deferred statements followed by `stmts`, and how many of them
+    /// were deferred.
+    pub(crate) fn take(&mut self, stmts: Vec<Stmt>) -> (bool, Vec<Stmt>, usize) {
+        let mut all = std::mem::take(&mut self.deferred);
+        let deferred = all.len();
+        all.extend(stmts);
+        (std::mem::take(&mut self.begin), all, deferred)
+    }
+}
+
 /// Runs a pipeline's statements one after another, each waiting for the
 /// last one's answer: what a driver that cannot pipeline does.
 pub fn one_by_one<C: Conn + ?Sized>(c: &mut C, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
@@ -338,6 +390,25 @@ pub fn numbered_placeholders(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_sends_begin_and_deferred_statements_ahead_once() {
+        let stmt = |k: i64| Stmt::Exec("UPDATE t SET v = ?", vec![Value::Int(k)]);
+        let mut p = Pending::default();
+        assert!(!p.any());
+        p.begin();
+        assert!(p.commit_is_empty() && !p.any());
+        p.begin();
+        p.defer(vec![stmt(1)]);
+        assert!(!p.commit_is_empty());
+        assert_eq!(p.take(vec![stmt(2)]), (true, vec![stmt(1), stmt(2)], 1));
+        assert!(!p.any());
+        p.begin();
+        p.defer(vec![stmt(3)]);
+        assert!(p.rollback() && !p.any());
+        p.defer(vec![stmt(4)]);
+        assert!(!p.rollback() && !p.any());
+    }
 
     #[test]
     fn tab_separated_rows_escape_and_mark_nulls() {

@@ -10,7 +10,7 @@
 //! of tab-separated rows streamed from memory (no SQL to parse), or a
 //! multi-row INSERT of escaped literals (one round trip per ~1 MiB of rows)
 //! where the server disables local_infile.
-use super::{Conn, DbError, Done, ErrorKind, Isolation, Row, Stmt, Value};
+use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, Value};
 use crate::url::Target;
 use mysql_async::consts::ColumnType;
 use mysql_async::prelude::Queryable;
@@ -39,13 +39,10 @@ pub struct MysqlConn {
     /// The server does not treat backslash as an escape (sql_mode
     /// NO_BACKSLASH_ESCAPES): literals double quotes only.
     no_backslash_escapes: bool,
-    /// A transaction was begun but START TRANSACTION not sent yet: it goes
-    /// out with the transaction's first statements.
-    pending_begin: bool,
+    /// START TRANSACTION and deferred statements not sent yet.
+    pending: Pending,
     /// The server takes LOAD DATA LOCAL INFILE (until it refuses it).
     local_infile: bool,
-    /// Statements whose answers are not needed, sent with the next ones.
-    deferred: Vec<Stmt>,
     pub version: String,
     /// "mysql", "mariadb" or "tidb".
     pub name: String,
@@ -92,9 +89,8 @@ impl MysqlConn {
             statements: HashMap::new(),
             tidb: ep.tidb || name == "tidb",
             no_backslash_escapes: sql_mode.contains("NO_BACKSLASH_ESCAPES"),
-            pending_begin: false,
+            pending: Pending::default(),
             local_infile: true,
-            deferred: Vec::new(),
             version,
             name: name.into(),
             settings,
@@ -136,10 +132,7 @@ impl MysqlConn {
     /// and `end` (COMMIT) as one multi-statement query and returns the
     /// answers to `stmts`. The server stops at the first failing statement.
     fn send(&mut self, stmts: Vec<Stmt>, end: Option<&str>) -> Result<Vec<Done>, DbError> {
-        let deferred = std::mem::take(&mut self.deferred);
-        let skip = deferred.len();
-        let all: Vec<Stmt> = deferred.into_iter().chain(stmts).collect();
-        let begin = std::mem::take(&mut self.pending_begin);
+        let (begin, all, skip) = self.pending.take(stmts);
         let now = literal_now();
         let mut sql = String::with_capacity(256 * (all.len() + 2));
         if begin {
@@ -190,7 +183,7 @@ impl MysqlConn {
 
     /// Sends a pending START TRANSACTION and the deferred statements.
     fn flush(&mut self) -> Result<(), DbError> {
-        if self.pending_begin || !self.deferred.is_empty() {
+        if self.pending.any() {
             self.send(Vec::new(), None)?;
         }
         Ok(())
@@ -424,28 +417,26 @@ fn insert_statements(
 
 impl Conn for MysqlConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.pending_begin = true;
+        self.pending.begin();
         Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        if self.pending_begin && self.deferred.is_empty() {
-            self.pending_begin = false;
+        if self.pending.commit_is_empty() {
             return Ok(());
         }
         self.send(Vec::new(), Some("COMMIT")).map(|_| ())
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        self.deferred.clear();
-        if std::mem::take(&mut self.pending_begin) {
+        if self.pending.rollback() {
             return Ok(());
         }
         self.simple("ROLLBACK")
     }
 
     fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
-        if self.pending_begin || !self.deferred.is_empty() {
+        if self.pending.any() {
             let mut out = self.send(vec![Stmt::Query(sql, params.to_vec())], None)?;
             return Ok(out.pop().map(Done::rows).unwrap_or_default());
         }
@@ -460,12 +451,12 @@ impl Conn for MysqlConn {
     }
 
     fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
-        self.deferred.extend(stmts);
+        self.pending.defer(stmts);
         Ok(())
     }
 
     fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
-        if self.pending_begin || !self.deferred.is_empty() {
+        if self.pending.any() {
             let out = self.send(vec![Stmt::Exec(sql, params.to_vec())], None)?;
             return Ok(out.last().map_or(0, Done::count));
         }

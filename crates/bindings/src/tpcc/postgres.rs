@@ -3,7 +3,7 @@
 //! increments are done by UPDATE, so no update is lost), prepared statements
 //! typed by the server, serialization failures and deadlocks retried, and
 //! the loader's fast path is `COPY ... FROM STDIN`.
-use super::{Conn, DbError, Done, ErrorKind, Isolation, Row, Stmt, Value};
+use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, Value};
 use crate::url::Target;
 use futures_util::SinkExt;
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -19,11 +19,8 @@ pub struct PgConn {
     statements: HashMap<usize, Statement>,
     /// `BEGIN ISOLATION LEVEL ...`
     begin: String,
-    /// A transaction was begun but BEGIN not sent yet: it goes out with the
-    /// transaction's first statements, in the same round trip.
-    pending_begin: bool,
-    /// Statements whose answers are not needed, sent with the next ones.
-    deferred: Vec<Stmt>,
+    /// BEGIN and deferred statements not sent yet.
+    pending: Pending,
     pub version: String,
     /// The server settings recorded with the result.
     pub settings: std::collections::BTreeMap<String, String>,
@@ -142,8 +139,7 @@ impl PgConn {
             client,
             statements: HashMap::new(),
             begin,
-            pending_begin: false,
-            deferred: Vec::new(),
+            pending: Pending::default(),
             version,
             settings,
         })
@@ -161,7 +157,7 @@ impl PgConn {
 
     /// Sends a pending BEGIN and the deferred statements.
     fn flush(&mut self) -> Result<(), DbError> {
-        if self.pending_begin || !self.deferred.is_empty() {
+        if self.pending.any() {
             self.send(Vec::new(), None)?;
         }
         Ok(())
@@ -173,9 +169,8 @@ impl PgConn {
     /// answers them in order: polling every future once puts them all on
     /// the wire before the first answer is read.
     fn send(&mut self, stmts: Vec<Stmt>, end: Option<&'static str>) -> Result<Vec<Done>, DbError> {
-        let deferred = std::mem::take(&mut self.deferred);
-        let skip = deferred.len() + usize::from(self.pending_begin);
-        let all: Vec<Stmt> = deferred.into_iter().chain(stmts).collect();
+        let (begin, all, deferred) = self.pending.take(stmts);
+        let skip = deferred + usize::from(begin);
         let mut bound = Vec::with_capacity(all.len());
         for s in &all {
             let (sql, params) = match s {
@@ -185,7 +180,6 @@ impl PgConn {
             let b = Self::bind(&st, params)?;
             bound.push((st, b));
         }
-        let begin = std::mem::take(&mut self.pending_begin);
         let client = &self.client;
         let refs: Vec<Vec<&(dyn ToSql + Sync)>> = bound
             .iter()
@@ -270,21 +264,19 @@ fn simple<'a>(client: &'a Client, sql: &'a str) -> Answer<'a> {
 
 impl Conn for PgConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.pending_begin = true;
+        self.pending.begin();
         Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        if self.pending_begin && self.deferred.is_empty() {
-            self.pending_begin = false;
+        if self.pending.commit_is_empty() {
             return Ok(());
         }
         self.send(Vec::new(), Some("COMMIT")).map(|_| ())
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        self.deferred.clear();
-        if std::mem::take(&mut self.pending_begin) {
+        if self.pending.rollback() {
             return Ok(());
         }
         self.rt
@@ -307,7 +299,7 @@ impl Conn for PgConn {
     }
 
     fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
-        self.deferred.extend(stmts);
+        self.pending.defer(stmts);
         Ok(())
     }
 
