@@ -526,8 +526,10 @@ fn phases_that_insert_keep_taking_new_keys_across_slo_steps() {
             "500",
             "--slo",
             "p99<5s",
+            // a step that misses its rate on a busy machine (tests run in
+            // parallel) is followed by bisections: several steps either way
             "--slo-bisections",
-            "0",
+            "2",
             "--duration",
             "400ms",
             "--warmup",
@@ -542,7 +544,10 @@ fn phases_that_insert_keep_taking_new_keys_across_slo_steps() {
     let index = read_json(&dir.path().join("d/index.json"));
     let d = step(&index, 0, "d");
     let slo = &d["slo"];
-    assert_eq!(slo["status"], "met", "{slo}");
+    // whether the knee is found depends on the machine; the key space must
+    // continue across the probe and every step regardless
+    assert!(slo["status"] == "met" || slo["status"] == "unmet", "{slo}");
+    assert!(slo["curve"].as_array().unwrap().len() >= 2, "{slo}");
     // the probe first, then the steps in the order they ran (slo01, slo02, ...)
     let mut steps: Vec<String> = slo["curve"]
         .as_array()

@@ -828,6 +828,18 @@ mod tests {
             let mut c = connect(&admin, Duration::from_secs(10))
                 .await
                 .map_err(|e| BindingError::Io(e.to_string()))?;
+            // the databases of earlier test processes, once per process
+            static SWEPT: std::sync::Once = std::sync::Once::new();
+            if !SWEPT.is_completed() {
+                let names: Vec<String> = c
+                    .query("SHOW DATABASES LIKE 'conf\\_%'")
+                    .await
+                    .map_err(|e| BindingError::Io(e.to_string()))?;
+                for old in crate::testing::left_behind("conf", names) {
+                    let _ = c.query_drop(format!("DROP DATABASE IF EXISTS {old}")).await;
+                }
+                SWEPT.call_once(|| ());
+            }
             c.query_drop(format!("CREATE DATABASE {name}"))
                 .await
                 .map_err(|e| BindingError::Io(e.to_string()))

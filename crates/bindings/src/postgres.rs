@@ -863,6 +863,24 @@ mod tests {
                 tls: None,
             })
             .await?;
+            // the databases of earlier test processes, once per process
+            static SWEPT: std::sync::Once = std::sync::Once::new();
+            if !SWEPT.is_completed() {
+                let rows = client
+                    .query(
+                        "SELECT datname FROM pg_database WHERE datname LIKE 'conf\\_%'",
+                        &[],
+                    )
+                    .await
+                    .map_err(|e| BindingError::Io(e.to_string()))?;
+                let names = rows.iter().map(|r| r.get::<_, String>(0));
+                for old in crate::testing::left_behind("conf", names) {
+                    let _ = client
+                        .batch_execute(&format!("DROP DATABASE IF EXISTS {old}"))
+                        .await;
+                }
+                SWEPT.call_once(|| ());
+            }
             client
                 .batch_execute(&format!("CREATE DATABASE {name}"))
                 .await

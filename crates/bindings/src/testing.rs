@@ -46,3 +46,50 @@ pub fn unique_name(stem: &str) -> String {
         N.fetch_add(1, Ordering::SeqCst)
     )
 }
+
+/// Of `names`, those made by `unique_name(stem)` in processes that have
+/// exited: the databases earlier test runs left behind, safe to drop.
+pub fn left_behind(stem: &str, names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+    names
+        .into_iter()
+        .filter(|name| {
+            let Some(rest) = name.strip_prefix(stem).and_then(|r| r.strip_prefix('_')) else {
+                return false;
+            };
+            match rest.split_once('_') {
+                Some((pid, n)) if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() => {
+                    pid.parse::<u32>().is_ok_and(|pid| !alive(pid))
+                }
+                _ => false,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_of_exited_processes_are_left_behind() {
+        let me = std::process::id();
+        // pid_max is at most 2^22 on Linux: this pid cannot be running
+        let gone = 4_194_305u32;
+        let names = [
+            format!("conf_{me}_0"),
+            format!("conf_{gone}_0"),
+            format!("conf_{gone}_17"),
+            format!("conference_{gone}_1"),
+            format!("conf_{gone}_x"),
+            format!("conf_{gone}_"),
+            "conf".to_string(),
+            "ycsb".to_string(),
+        ];
+        assert_eq!(
+            left_behind("conf", names),
+            vec![format!("conf_{gone}_0"), format!("conf_{gone}_17")]
+        );
+        assert!(unique_name("conf").starts_with(&format!("conf_{me}_")));
+    }
+}

@@ -495,6 +495,18 @@ pub fn choice_option<'a>(
 }
 
 #[cfg(test)]
+// used by the engine modules, each behind its feature
+#[cfg_attr(
+    not(any(
+        feature = "fjall",
+        feature = "leveldb",
+        feature = "lmdb",
+        feature = "redb",
+        feature = "rocksdb",
+        feature = "wiredtiger"
+    )),
+    allow(dead_code, unused_macros, unused_imports)
+)]
 pub(crate) mod testing {
     /// A fresh directory URL for `scheme` per call, under one temporary
     /// directory per test process.
