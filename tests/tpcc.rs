@@ -75,7 +75,6 @@ fn load(dir: &Path, warehouses: &str) -> Run {
 
 /// `yardstick tpcc run` against `db` with [warehouses, terminals, duration],
 /// extra arguments and the result file.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> Run {
     let mut args = vec![
         "tpcc",
@@ -94,6 +93,18 @@ fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> 
     ];
     args.extend_from_slice(extra);
     yardstick(dir, &args)
+}
+
+/// `catalog` (the index names, sorted) lists exactly the two secondary indexes.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+fn assert_secondary_indexes<C: Conn>(c: &mut C, catalog: &'static str) {
+    let names: Vec<String> = c
+        .query(catalog, &[])
+        .unwrap()
+        .iter()
+        .map(|r| yardstick_bindings::tpcc::text(r, 0))
+        .collect();
+    assert_eq!(names, ["customer_name", "oorder_customer"]);
 }
 
 /// The result's four consistency checks ran and passed.
@@ -415,6 +426,57 @@ fn an_interrupted_load_resumes_without_duplicates() {
     assert_eq!(check.code, 0, "{}", check.stdout);
 }
 
+/// The secondary indexes of the fast load's SQLite database.
+fn sqlite_indexes(c: &rusqlite::Connection) -> i64 {
+    one(
+        c,
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN ('customer_name', 'oorder_customer')",
+    )
+}
+
+#[test]
+fn a_load_stopped_before_its_indexes_is_refused_by_run_and_finished_by_load() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(load(dir.path(), "1").code, 0);
+    let c = db(dir.path());
+    assert_eq!(sqlite_indexes(&c), 2);
+    assert_eq!(
+        one(&c, "SELECT COUNT(*) FROM tpcc_meta WHERE name = 'indexes'"),
+        0
+    );
+    // as if the load had been stopped after the last warehouse
+    c.execute_batch(
+        "DROP INDEX customer_name; DROP INDEX oorder_customer;
+         INSERT INTO tpcc_meta (name, value) VALUES ('indexes', 'deferred');",
+    )
+    .unwrap();
+    let run = tpcc_run(dir.path(), "sqlite://t.db", ["1", "1", "1s"], &[], "r.json");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("stopped before building its secondary indexes: rerun `yardstick tpcc load --warehouses 1`"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("r.json").exists());
+    let l = load(dir.path(), "1");
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    assert_eq!(sqlite_indexes(&c), 2);
+    assert_eq!(
+        one(&c, "SELECT COUNT(*) FROM tpcc_meta WHERE name = 'indexes'"),
+        0
+    );
+    // by-name lookups use the index
+    let plan: String = c
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_last = 'BARBARBAR' ORDER BY c_first",
+            [],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("customer_name"), "{plan}");
+}
+
 #[test]
 fn row_by_row_and_fast_loads_write_the_same_data() {
     let dir = tempfile::tempdir().unwrap();
@@ -565,6 +627,13 @@ mod postgres {
         );
         assert_eq!(l.code, 0, "{}", l.stderr);
         assert!(l.stdout.contains("rows/s"), "{}", l.stdout);
+        let mut pg =
+            yardstick_bindings::tpcc::postgres::PgConn::open(&u, Isolation::ReadCommitted).unwrap();
+        assert_secondary_indexes(
+            &mut pg,
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN ('customer_name', 'oorder_customer') ORDER BY 1",
+        );
+        drop(pg);
         let r = tpcc_run(dir.path(), &u, ["1", "4", "3s"], &[], "pg.json");
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let v = read_json(&dir.path().join("pg.json"));
@@ -711,7 +780,7 @@ mod mysql {
             let db = Fresh::new();
             let mut c = MysqlConn::open(&db.url, Isolation::RepeatableRead).unwrap();
             c.use_local_infile(local_infile);
-            let k = load::prepare(&mut c, 1).unwrap();
+            let k = load::prepare(&mut c, 1, LoadMethod::Fast).unwrap();
             load::items(&mut c, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
             load::warehouse(&mut c, 1, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
             prints.push(fingerprint(&mut c));
@@ -765,6 +834,19 @@ mod mysql {
         // the same seed gives the same data as on SQLite
         assert_eq!(load(dir.path(), "1").code, 0);
         let mut m = MysqlConn::open(&u, Isolation::RepeatableRead).unwrap();
+        // the secondary indexes were built after the rows, and the note is gone
+        assert_secondary_indexes(
+            &mut m,
+            "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME <> 'PRIMARY' ORDER BY 1",
+        );
+        assert!(
+            !yardstick_bindings::tpcc::load::state(&mut m)
+                .unwrap()
+                .indexes_deferred
+        );
+        // CREATE INDEX of one that exists is no error (MySQL has no IF NOT EXISTS)
+        m.create_index(yardstick_bindings::tpcc::INDEXES[0])
+            .unwrap();
         let counts = yardstick_bindings::tpcc::load::counts(&mut m).unwrap();
         assert!(
             counts.contains(&("stock".to_string(), 200_000))

@@ -1,7 +1,7 @@
 //! The initial database (clause 4.3.3.1), warehouse by warehouse, each
 //! finished warehouse marked in `tpcc_meta` so an interrupted load resumes:
 //! a half-loaded warehouse is deleted and loaded again.
-use super::{int, text, Conn, DbError, LoadMethod, Row, Value, SCHEMA, TABLES};
+use super::{int, text, Conn, DbError, LoadMethod, Row, Value, INDEXES, SCHEMA, TABLES};
 use yardstick_core::rng::derive_seed;
 use yardstick_core::tpcc::{rows, Constants, Random, CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 
@@ -22,12 +22,14 @@ pub struct LoadState {
     pub warehouses: Vec<u32>,
     /// The load's NURand constants (a run derives its own from them).
     pub constants: Option<Constants>,
+    /// The secondary indexes wait for the end of a fast load.
+    pub indexes_deferred: bool,
 }
 
 impl LoadState {
-    /// Whether warehouses 1..=w are all loaded.
+    /// Whether warehouses 1..=w are all loaded, and indexed.
     pub fn complete_up_to(&self, w: u32) -> bool {
-        self.items && (1..=w).all(|i| self.warehouses.contains(&i))
+        self.items && !self.indexes_deferred && (1..=w).all(|i| self.warehouses.contains(&i))
     }
 
     /// The highest W such that 1..=W are loaded.
@@ -67,6 +69,8 @@ pub fn state<C: Conn>(c: &mut C) -> Result<LoadState, DbError> {
         let name = text(r, 0);
         if name == "items" {
             s.items = true;
+        } else if name == "indexes" {
+            s.indexes_deferred = true;
         } else if let Some(w) = name.strip_prefix("warehouse:") {
             if let Ok(w) = w.parse() {
                 s.warehouses.push(w);
@@ -77,12 +81,30 @@ pub fn state<C: Conn>(c: &mut C) -> Result<LoadState, DbError> {
     Ok(s)
 }
 
-/// Creates the tables (when missing) and fixes the load's constants; returns them.
-pub fn prepare<C: Conn>(c: &mut C, seed: u64) -> Result<Constants, DbError> {
+/// Creates the tables (when missing) and fixes the load's constants; returns
+/// them. The fast method leaves the secondary indexes for [`create_indexes`]
+/// at the end, noting that in `tpcc_meta` (a run refuses the database until
+/// they exist).
+pub fn prepare<C: Conn>(c: &mut C, seed: u64, method: LoadMethod) -> Result<Constants, DbError> {
     let s = state(c)?;
     if !s.schema {
         for ddl in SCHEMA {
             c.batch(ddl)?;
+        }
+        match method {
+            LoadMethod::Fast => {
+                c.begin()?;
+                c.execute(
+                    "INSERT INTO tpcc_meta (name, value) VALUES ('indexes', 'deferred')",
+                    &[],
+                )?;
+                c.commit()?;
+            }
+            LoadMethod::Insert => {
+                for ddl in INDEXES {
+                    c.create_index(ddl)?;
+                }
+            }
         }
     }
     if let Some(k) = s.constants {
@@ -116,57 +138,88 @@ fn mark<C: Conn>(c: &mut C, name: String) -> Result<(), DbError> {
     c.commit()
 }
 
-/// Buffers rows per table and loads them in batches.
-struct Loader<'a, C: Conn> {
-    c: &'a mut C,
-    rows: Vec<(&'static str, Vec<Row>)>,
-    progress: &'a (dyn Fn(u64) + Sync),
-    method: LoadMethod,
+/// Rows per batch of `method`.
+fn batch_rows(method: LoadMethod) -> usize {
+    match method {
+        LoadMethod::Fast => FAST_BATCH,
+        LoadMethod::Insert => BATCH,
+    }
 }
 
-impl<C: Conn> Loader<'_, C> {
-    fn batch(&self) -> usize {
-        match self.method {
-            LoadMethod::Fast => FAST_BATCH,
-            LoadMethod::Insert => BATCH,
-        }
-    }
+/// Collects generated rows per table into batches and hands each full batch
+/// to the loading thread; `push` is false once that thread has stopped.
+struct Batcher {
+    size: usize,
+    rows: Vec<(&'static str, Vec<Row>)>,
+    out: std::sync::mpsc::SyncSender<(&'static str, Vec<Row>)>,
+}
 
-    fn push(&mut self, table: &'static str, row: Row) -> Result<(), DbError> {
+impl Batcher {
+    fn push(&mut self, table: &'static str, row: Row) -> bool {
         let pos = match self.rows.iter().position(|(t, _)| *t == table) {
             Some(p) => p,
             None => {
-                self.rows.push((table, Vec::with_capacity(self.batch())));
+                self.rows.push((table, Vec::with_capacity(self.size)));
                 self.rows.len() - 1
             }
         };
         self.rows[pos].1.push(row);
-        if self.rows[pos].1.len() >= self.batch() {
-            self.flush_table(pos)?;
+        if self.rows[pos].1.len() < self.size {
+            return true;
         }
-        Ok(())
+        let full = std::mem::replace(&mut self.rows[pos].1, Vec::with_capacity(self.size));
+        self.out.send((table, full)).is_ok()
     }
 
-    fn flush_table(&mut self, pos: usize) -> Result<(), DbError> {
-        let (table, rows) = &mut self.rows[pos];
-        if rows.is_empty() {
-            return Ok(());
+    /// The partial batches, in the order their tables first had a row.
+    fn finish(self) {
+        for (table, rows) in self.rows {
+            if !rows.is_empty() && self.out.send((table, rows)).is_err() {
+                return;
+            }
         }
-        match self.method {
-            LoadMethod::Fast => self.c.load(table, rows)?,
-            LoadMethod::Insert => row_by_row(self.c, table, rows)?,
-        }
-        (self.progress)(rows.len() as u64);
-        rows.clear();
-        Ok(())
     }
+}
 
-    fn flush(&mut self) -> Result<(), DbError> {
-        for p in 0..self.rows.len() {
-            self.flush_table(p)?;
+/// Loads the rows `generate` pushes (stopping when `push` returns false),
+/// in batches: one thread generates while this one loads the batch before
+/// (so the database is not idle while rows are made), batches in the order
+/// they filled up.
+fn load_generated<C: Conn>(
+    c: &mut C,
+    method: LoadMethod,
+    progress: &(dyn Fn(u64) + Sync),
+    generate: impl FnOnce(&mut dyn FnMut(&'static str, Row) -> bool) + Send,
+) -> Result<(), DbError> {
+    let size = batch_rows(method);
+    // one batch waiting while one loads: a few MiB
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut b = Batcher {
+                size,
+                rows: Vec::new(),
+                out: tx,
+            };
+            let mut open = true;
+            generate(&mut |table, row| {
+                open = open && b.push(table, row);
+                open
+            });
+            if open {
+                b.finish();
+            }
+        });
+        // on an error `rx` is dropped here, which stops the generator
+        for (table, rows) in rx {
+            match method {
+                LoadMethod::Fast => c.load(table, &rows)?,
+                LoadMethod::Insert => row_by_row(c, table, &rows)?,
+            }
+            progress(rows.len() as u64);
         }
         Ok(())
-    }
+    })
 }
 
 /// One prepared INSERT per row, the batch in one transaction.
@@ -192,16 +245,13 @@ pub fn items<C: Conn>(
 ) -> Result<(), DbError> {
     c.batch("DELETE FROM item")?;
     let mut r = Random::new(derive_seed(seed, &[0x17]), k);
-    let mut l = Loader {
-        c,
-        rows: Vec::new(),
-        progress,
-        method,
-    };
-    for i_id in 1..=ITEMS {
-        l.push("item", rows::item(&mut r, i_id))?;
-    }
-    l.flush()?;
+    load_generated(c, method, progress, move |push| {
+        for i_id in 1..=ITEMS {
+            if !push("item", rows::item(&mut r, i_id)) {
+                return;
+            }
+        }
+    })?;
     mark(c, "items".into())
 }
 
@@ -221,35 +271,58 @@ pub fn warehouse<C: Conn>(
         }
     }
     let mut r = Random::new(derive_seed(seed, &[0x3a, u64::from(w)]), k);
-    let mut l = Loader {
-        c,
-        rows: Vec::new(),
-        progress,
-        method,
-    };
-    l.push("warehouse", rows::warehouse(&mut r, w))?;
-    for i_id in 1..=ITEMS {
-        l.push("stock", rows::stock(&mut r, w, i_id))?;
-    }
-    for d in 1..=DISTRICTS {
-        l.push("district", rows::district(&mut r, w, d))?;
-        for c_id in 1..=CUSTOMERS_PER_DISTRICT {
-            l.push("customer", rows::customer(&mut r, w, d, c_id))?;
-            l.push("history", rows::history(&mut r, w, d, c_id))?;
-        }
-        let o = rows::orders(&mut r, w, d);
-        for row in o.orders {
-            l.push("oorder", row)?;
-        }
-        for row in o.lines {
-            l.push("order_line", row)?;
-        }
-        for row in o.new_orders {
-            l.push("new_order", row)?;
-        }
-    }
-    l.flush()?;
+    load_generated(c, method, progress, move |push| {
+        // `?` on a stopped loader: the generator returns early
+        let mut gen = || -> Option<()> {
+            push("warehouse", rows::warehouse(&mut r, w)).then_some(())?;
+            for i_id in 1..=ITEMS {
+                push("stock", rows::stock(&mut r, w, i_id)).then_some(())?;
+            }
+            for d in 1..=DISTRICTS {
+                push("district", rows::district(&mut r, w, d)).then_some(())?;
+                for c_id in 1..=CUSTOMERS_PER_DISTRICT {
+                    push("customer", rows::customer(&mut r, w, d, c_id)).then_some(())?;
+                    push("history", rows::history(&mut r, w, d, c_id)).then_some(())?;
+                }
+                let o = rows::orders(&mut r, w, d);
+                for row in o.orders {
+                    push("oorder", row).then_some(())?;
+                }
+                for row in o.lines {
+                    push("order_line", row).then_some(())?;
+                }
+                for row in o.new_orders {
+                    push("new_order", row).then_some(())?;
+                }
+            }
+            Some(())
+        };
+        let _ = gen();
+    })?;
     mark(c, format!("warehouse:{w}"))
+}
+
+/// Builds the secondary indexes a fast load deferred, each on its own
+/// connection from `connect` (so the database builds them side by side),
+/// then clears the note. Indexes that exist already are left alone.
+pub fn create_indexes<C: Conn>(
+    c: &mut C,
+    connect: &(dyn Fn() -> Result<C, DbError> + Sync),
+) -> Result<(), DbError> {
+    std::thread::scope(|s| {
+        let builds: Vec<_> = INDEXES
+            .iter()
+            .map(|ddl| s.spawn(move || connect()?.create_index(ddl)))
+            .collect();
+        builds
+            .into_iter()
+            .map(|b| {
+                b.join()
+                    .unwrap_or_else(|_| Err(DbError::other("index build panicked")))
+            })
+            .collect::<Result<Vec<()>, DbError>>()
+    })?;
+    c.batch("DELETE FROM tpcc_meta WHERE name = 'indexes'")
 }
 
 /// Drops every TPC-C table (`tpcc load --drop`).

@@ -221,26 +221,42 @@ pub fn one_by_one<C: Conn + ?Sized>(c: &mut C, stmts: Vec<Stmt>) -> Result<Vec<D
         .collect()
 }
 
+/// Bytes per piece of [`tab_separated`] text.
+const PIECE: usize = 64 << 10;
+
 /// Rows as tab-separated text with backslash escapes and `\N` for NULL:
 /// PostgreSQL's `COPY ... FROM STDIN` text format and MySQL's `LOAD DATA`
-/// default; `now` is the text of a timestamp column's load time.
-pub fn tab_separated(rows: &[Row], now: &str) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut buf = Vec::with_capacity(rows.len() * 128);
+/// default; `now` is the text of a timestamp column's load time. In pieces
+/// of whole rows and about [`PIECE`] bytes, sent one after another: buffers
+/// the allocator keeps reusing, where one of several MiB per batch came
+/// fresh from the kernel, zeroed, each time.
+pub fn tab_separated(rows: &[Row], now: &str) -> Vec<Vec<u8>> {
+    let mut pieces = Vec::new();
+    let mut buf = Vec::with_capacity(PIECE + 1024);
+    let mut digits = itoa::Buffer::new();
     for row in rows {
+        if buf.len() >= PIECE {
+            pieces.push(std::mem::replace(
+                &mut buf,
+                Vec::with_capacity(PIECE + 1024),
+            ));
+        }
         for (i, v) in row.iter().enumerate() {
             if i > 0 {
                 buf.push(b'\t');
             }
             match v {
                 Value::Null => buf.extend_from_slice(b"\\N"),
-                Value::Int(n) => {
-                    let _ = write!(buf, "{n}");
-                }
-                Value::Num(f) => {
-                    let _ = write!(buf, "{f:.4}");
-                }
+                Value::Int(n) => buf.extend_from_slice(digits.format(*n).as_bytes()),
+                Value::Num(f) => fixed4(&mut buf, *f, &mut digits),
                 Value::Now => buf.extend_from_slice(now.as_bytes()),
+                Value::Text(t)
+                    if !t
+                        .bytes()
+                        .any(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r')) =>
+                {
+                    buf.extend_from_slice(t.as_bytes())
+                }
                 Value::Text(t) => {
                     for b in t.bytes() {
                         match b {
@@ -256,7 +272,31 @@ pub fn tab_separated(rows: &[Row], now: &str) -> Vec<u8> {
         }
         buf.push(b'\n');
     }
-    buf
+    if !buf.is_empty() {
+        pieces.push(buf);
+    }
+    pieces
+}
+
+/// `f` with four decimals, as `format!("{f:.4}")` writes the loader's
+/// amounts (whole cents or ten-thousandths) without float formatting's
+/// exact-digit machinery.
+fn fixed4(buf: &mut Vec<u8>, f: f64, digits: &mut itoa::Buffer) {
+    let scaled = (f * 10_000.0).round();
+    if !scaled.is_finite() || scaled.abs() >= 9e15 {
+        use std::io::Write as _;
+        let _ = write!(buf, "{f:.4}");
+        return;
+    }
+    let scaled = scaled as i64;
+    if scaled < 0 {
+        buf.push(b'-');
+    }
+    let abs = scaled.unsigned_abs();
+    buf.extend_from_slice(digits.format(abs / 10_000).as_bytes());
+    buf.push(b'.');
+    let frac = digits.format(abs % 10_000 + 10_000).as_bytes();
+    buf.extend_from_slice(&frac[1..]);
 }
 
 /// One connection of one terminal or loader thread.
@@ -270,6 +310,10 @@ pub trait Conn {
     fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError>;
     /// Runs DDL or other unprepared statements.
     fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Runs one of [`INDEXES`], doing nothing when the index exists.
+    fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
+        self.batch(&ddl.replacen("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+    }
     /// Inserts `rows` into `table` (its columns in [`yardstick_core::tpcc::COLUMNS`]
     /// order) with the database's fast path, as one transaction.
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError>;
@@ -321,22 +365,28 @@ pub fn is_null(row: &Row, i: usize) -> bool {
     matches!(row.get(i), None | Some(Value::Null))
 }
 
-/// The nine tables with the specification's columns and primary keys, the
-/// secondary indexes the transactions need, and the loader's bookkeeping.
-/// Money is DECIMAL(12,2), rates DECIMAL(4,4).
+/// The nine tables with the specification's columns and primary keys, and
+/// the loader's bookkeeping. Money is DECIMAL(12,2), rates DECIMAL(4,4).
 pub const SCHEMA: &[&str] = &[
     "CREATE TABLE warehouse (w_id INTEGER NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2), PRIMARY KEY (w_id))",
     "CREATE TABLE district (d_id INTEGER NOT NULL, d_w_id INTEGER NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4,4), d_ytd DECIMAL(12,2), d_next_o_id INTEGER, PRIMARY KEY (d_w_id, d_id))",
     "CREATE TABLE customer (c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since TIMESTAMP NULL, c_credit CHAR(2), c_credit_lim DECIMAL(12,2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INTEGER, c_delivery_cnt INTEGER, c_data VARCHAR(500), PRIMARY KEY (c_w_id, c_d_id, c_id))",
-    "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)",
     "CREATE TABLE history (h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER, h_date TIMESTAMP NULL, h_amount DECIMAL(6,2), h_data VARCHAR(24))",
     "CREATE TABLE oorder (o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, o_entry_d TIMESTAMP NULL, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER, PRIMARY KEY (o_w_id, o_d_id, o_id))",
-    "CREATE INDEX oorder_customer ON oorder (o_w_id, o_d_id, o_c_id, o_id)",
     "CREATE TABLE new_order (no_o_id INTEGER NOT NULL, no_d_id INTEGER NOT NULL, no_w_id INTEGER NOT NULL, PRIMARY KEY (no_w_id, no_d_id, no_o_id))",
     "CREATE TABLE order_line (ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL, ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d TIMESTAMP NULL, ol_quantity INTEGER, ol_amount DECIMAL(6,2), ol_dist_info CHAR(24), PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
     "CREATE TABLE item (i_id INTEGER NOT NULL, i_im_id INTEGER, i_name VARCHAR(24), i_price DECIMAL(5,2), i_data VARCHAR(50), PRIMARY KEY (i_id))",
     "CREATE TABLE stock (s_i_id INTEGER NOT NULL, s_w_id INTEGER NOT NULL, s_quantity INTEGER, s_dist_01 CHAR(24), s_dist_02 CHAR(24), s_dist_03 CHAR(24), s_dist_04 CHAR(24), s_dist_05 CHAR(24), s_dist_06 CHAR(24), s_dist_07 CHAR(24), s_dist_08 CHAR(24), s_dist_09 CHAR(24), s_dist_10 CHAR(24), s_ytd INTEGER, s_order_cnt INTEGER, s_remote_cnt INTEGER, s_data VARCHAR(50), PRIMARY KEY (s_w_id, s_i_id))",
     "CREATE TABLE tpcc_meta (name VARCHAR(40) NOT NULL, value VARCHAR(200), PRIMARY KEY (name))",
+];
+
+/// The secondary indexes the transactions need (by-name customer lookups,
+/// a customer's last order). The fast load builds them after the rows are
+/// in (one sorted build instead of an index insert per row); the row-by-row
+/// load creates them with the tables.
+pub const INDEXES: &[&str] = &[
+    "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)",
+    "CREATE INDEX oorder_customer ON oorder (o_w_id, o_d_id, o_c_id, o_id)",
 ];
 
 /// The tables, in the order the loader fills them per warehouse.
@@ -421,8 +471,40 @@ mod tests {
         ]];
         assert_eq!(
             tab_separated(&rows, "2026-01-02 03:04:05"),
-            b"7\ta\\tb\\\\c\\nd\t\\N\t12.5000\t2026-01-02 03:04:05\n".to_vec()
+            vec![b"7\ta\\tb\\\\c\\nd\t\\N\t12.5000\t2026-01-02 03:04:05\n".to_vec()]
         );
+        // whole rows per piece, nothing lost between pieces
+        let many: Vec<Row> = (0..5000)
+            .map(|i| vec![Value::Int(i), Value::Text("x".repeat(40))])
+            .collect();
+        let pieces = tab_separated(&many, "");
+        assert!(pieces.len() > 2, "{}", pieces.len());
+        assert!(pieces
+            .iter()
+            .all(|p| p.len() < PIECE + 100 && p.ends_with(b"\n")));
+        let text = String::from_utf8(pieces.concat()).unwrap();
+        let ids: Vec<i64> = text
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(ids, (0..5000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn amounts_are_written_as_float_formatting_would() {
+        let mut digits = itoa::Buffer::new();
+        let mut check = |f: f64| {
+            let mut buf = Vec::new();
+            fixed4(&mut buf, f, &mut digits);
+            assert_eq!(String::from_utf8(buf).unwrap(), format!("{f:.4}"), "{f}");
+        };
+        for k in -100_000..100_000 {
+            check(f64::from(k) / 100.0);
+            check(f64::from(k) / 10_000.0);
+        }
+        for f in [0.0, 1e12 + 0.25, -3_000_000.5, 5e20, f64::NAN] {
+            check(f);
+        }
     }
 
     #[test]

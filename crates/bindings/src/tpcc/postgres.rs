@@ -315,7 +315,7 @@ impl Conn for PgConn {
         let cols = yardstick_core::tpcc::columns(table);
         let statement = format!("COPY {table} ({}) FROM STDIN", cols.join(", "));
         let now = yardstick_core::result::time::rfc3339(SystemTime::now());
-        let data = bytes::Bytes::from(super::tab_separated(rows, &now));
+        let pieces = super::tab_separated(rows, &now);
         let client = &self.client;
         self.rt.block_on(async move {
             let sink = client
@@ -323,7 +323,9 @@ impl Conn for PgConn {
                 .await
                 .map_err(err)?;
             futures_util::pin_mut!(sink);
-            sink.send(data).await.map_err(err)?;
+            for p in pieces {
+                sink.feed(bytes::Bytes::from(p)).await.map_err(err)?;
+            }
             sink.finish().await.map_err(err)?;
             Ok(())
         })

@@ -90,17 +90,18 @@ impl Random {
     pub fn astring(&mut self, lo: u32, hi: u32) -> String {
         const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
         let n = self.uniform(lo, hi);
-        (0..n)
-            .map(|_| CHARS[self.rng.below(CHARS.len() as u64) as usize] as char)
-            .collect()
+        // bytes, then one check: collecting chars encodes each one
+        let bytes = (0..n)
+            .map(|_| CHARS[self.rng.below(CHARS.len() as u64) as usize])
+            .collect();
+        String::from_utf8(bytes).expect("alphanumerics are ASCII")
     }
 
     /// A random numeric string of length in [lo, hi].
     pub fn nstring(&mut self, lo: u32, hi: u32) -> String {
         let n = self.uniform(lo, hi);
-        (0..n)
-            .map(|_| (b'0' + self.rng.below(10) as u8) as char)
-            .collect()
+        let bytes = (0..n).map(|_| b'0' + self.rng.below(10) as u8).collect();
+        String::from_utf8(bytes).expect("digits are ASCII")
     }
 
     /// I_DATA and S_DATA: 26..50 characters, 10% with "ORIGINAL" at a random place.
