@@ -92,14 +92,7 @@ pub fn prepare<C: Conn>(c: &mut C, seed: u64, method: LoadMethod) -> Result<Cons
             c.batch(ddl)?;
         }
         match method {
-            LoadMethod::Fast => {
-                c.begin()?;
-                c.execute(
-                    "INSERT INTO tpcc_meta (name, value) VALUES ('indexes', 'deferred')",
-                    &[],
-                )?;
-                c.commit()?;
-            }
+            LoadMethod::Fast => mark(c, "indexes".into(), "deferred")?,
             LoadMethod::Insert => {
                 for ddl in INDEXES {
                     c.create_index(ddl)?;
@@ -129,11 +122,11 @@ pub fn prepare<C: Conn>(c: &mut C, seed: u64, method: LoadMethod) -> Result<Cons
     Ok(k)
 }
 
-fn mark<C: Conn>(c: &mut C, name: String) -> Result<(), DbError> {
+fn mark<C: Conn>(c: &mut C, name: String, value: &str) -> Result<(), DbError> {
     c.begin()?;
     c.execute(
-        "INSERT INTO tpcc_meta (name, value) VALUES (?, 'done')",
-        &[Value::Text(name)],
+        "INSERT INTO tpcc_meta (name, value) VALUES (?, ?)",
+        &[Value::Text(name), Value::Text(value.into())],
     )?;
     c.commit()
 }
@@ -147,7 +140,7 @@ fn batch_rows(method: LoadMethod) -> usize {
 }
 
 /// Collects generated rows per table into batches and hands each full batch
-/// to the loading thread; `push` is false once that thread has stopped.
+/// to the loading thread; `push` is `None` once that thread has stopped.
 struct Batcher {
     size: usize,
     rows: Vec<(&'static str, Vec<Row>)>,
@@ -155,7 +148,7 @@ struct Batcher {
 }
 
 impl Batcher {
-    fn push(&mut self, table: &'static str, row: Row) -> bool {
+    fn push(&mut self, table: &'static str, row: Row) -> Option<()> {
         let pos = match self.rows.iter().position(|(t, _)| *t == table) {
             Some(p) => p,
             None => {
@@ -165,10 +158,10 @@ impl Batcher {
         };
         self.rows[pos].1.push(row);
         if self.rows[pos].1.len() < self.size {
-            return true;
+            return Some(());
         }
         let full = std::mem::replace(&mut self.rows[pos].1, Vec::with_capacity(self.size));
-        self.out.send((table, full)).is_ok()
+        self.out.send((table, full)).ok()
     }
 
     /// The partial batches, in the order their tables first had a row.
@@ -181,7 +174,8 @@ impl Batcher {
     }
 }
 
-/// Loads the rows `generate` pushes (stopping when `push` returns false),
+/// Loads the rows `generate` pushes (returning early with `?` when `push`
+/// gives `None`),
 /// in batches: one thread generates while this one loads the batch before
 /// (so the database is not idle while rows are made), batches in the order
 /// they filled up.
@@ -189,7 +183,7 @@ fn load_generated<C: Conn>(
     c: &mut C,
     method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
-    generate: impl FnOnce(&mut dyn FnMut(&'static str, Row) -> bool) + Send,
+    generate: impl FnOnce(&mut dyn FnMut(&'static str, Row) -> Option<()>) -> Option<()> + Send,
 ) -> Result<(), DbError> {
     let size = batch_rows(method);
     // one batch waiting while one loads: a few MiB
@@ -201,12 +195,7 @@ fn load_generated<C: Conn>(
                 rows: Vec::new(),
                 out: tx,
             };
-            let mut open = true;
-            generate(&mut |table, row| {
-                open = open && b.push(table, row);
-                open
-            });
-            if open {
+            if generate(&mut |table, row| b.push(table, row)).is_some() {
                 b.finish();
             }
         });
@@ -247,12 +236,11 @@ pub fn items<C: Conn>(
     let mut r = Random::new(derive_seed(seed, &[0x17]), k);
     load_generated(c, method, progress, move |push| {
         for i_id in 1..=ITEMS {
-            if !push("item", rows::item(&mut r, i_id)) {
-                return;
-            }
+            push("item", rows::item(&mut r, i_id))?;
         }
+        Some(())
     })?;
-    mark(c, "items".into())
+    mark(c, "items".into(), "done")
 }
 
 /// Loads warehouse `w` and everything that belongs to it, after deleting
@@ -272,34 +260,30 @@ pub fn warehouse<C: Conn>(
     }
     let mut r = Random::new(derive_seed(seed, &[0x3a, u64::from(w)]), k);
     load_generated(c, method, progress, move |push| {
-        // `?` on a stopped loader: the generator returns early
-        let mut gen = || -> Option<()> {
-            push("warehouse", rows::warehouse(&mut r, w)).then_some(())?;
-            for i_id in 1..=ITEMS {
-                push("stock", rows::stock(&mut r, w, i_id)).then_some(())?;
+        push("warehouse", rows::warehouse(&mut r, w))?;
+        for i_id in 1..=ITEMS {
+            push("stock", rows::stock(&mut r, w, i_id))?;
+        }
+        for d in 1..=DISTRICTS {
+            push("district", rows::district(&mut r, w, d))?;
+            for c_id in 1..=CUSTOMERS_PER_DISTRICT {
+                push("customer", rows::customer(&mut r, w, d, c_id))?;
+                push("history", rows::history(&mut r, w, d, c_id))?;
             }
-            for d in 1..=DISTRICTS {
-                push("district", rows::district(&mut r, w, d)).then_some(())?;
-                for c_id in 1..=CUSTOMERS_PER_DISTRICT {
-                    push("customer", rows::customer(&mut r, w, d, c_id)).then_some(())?;
-                    push("history", rows::history(&mut r, w, d, c_id)).then_some(())?;
-                }
-                let o = rows::orders(&mut r, w, d);
-                for row in o.orders {
-                    push("oorder", row).then_some(())?;
-                }
-                for row in o.lines {
-                    push("order_line", row).then_some(())?;
-                }
-                for row in o.new_orders {
-                    push("new_order", row).then_some(())?;
-                }
+            let o = rows::orders(&mut r, w, d);
+            for row in o.orders {
+                push("oorder", row)?;
             }
-            Some(())
-        };
-        let _ = gen();
+            for row in o.lines {
+                push("order_line", row)?;
+            }
+            for row in o.new_orders {
+                push("new_order", row)?;
+            }
+        }
+        Some(())
     })?;
-    mark(c, format!("warehouse:{w}"))
+    mark(c, format!("warehouse:{w}"), "done")
 }
 
 /// Builds the secondary indexes a fast load deferred, each on its own
