@@ -33,7 +33,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 echo "== test servers"
-trap 'scripts/services stop' EXIT
+# the tests' scratch databases (embedded engines kept open until a test process
+# ends) go too
+trap 'scripts/services stop; rm -rf "${TMPDIR:-/tmp}/yardstick-tests"' EXIT
 scripts/services start
 
 echo "== cargo fmt --check"

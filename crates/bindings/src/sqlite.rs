@@ -518,9 +518,8 @@ mod tests {
 
     fn open_fresh(opts: &OpenOptions) -> Result<SqliteBinding, BindingError> {
         // each call gets its own directory, kept for the test process's life
-        let dir = tempfile::tempdir()
-            .map_err(|e| BindingError::Io(e.to_string()))?
-            .keep();
+        let dir = crate::testing::scratch_dir().join(crate::testing::unique_name("sqlite"));
+        std::fs::create_dir_all(&dir).map_err(|e| BindingError::Io(e.to_string()))?;
         let url = format!("sqlite://{}/conformance.db", dir.display());
         SqliteBinding::open(&Target::parse(&url).unwrap(), opts)
     }

@@ -67,9 +67,62 @@ pub fn left_behind(stem: &str, names: impl IntoIterator<Item = String>) -> Vec<S
         .collect()
 }
 
+/// This test process's directory for database files, made on first use:
+/// `<temp>/yardstick-tests/scratch_<pid>_0`. The directories of test processes
+/// that have exited are removed then, so embedded databases that tests keep
+/// open until the process ends do not pile up run after run.
+pub fn scratch_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let parent = std::env::temp_dir().join("yardstick-tests");
+        sweep(&parent);
+        let dir = parent.join(format!("scratch_{}_0", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        dir
+    })
+}
+
+/// Removes the scratch directories under `parent` left by exited processes.
+fn sweep(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let names = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
+    for name in left_behind("scratch", names) {
+        // another test process may be sweeping the same directory
+        let _ = std::fs::remove_dir_all(parent.join(name));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scratch_directories_of_exited_processes_are_swept() {
+        let parent = tempfile::tempdir().unwrap();
+        let gone = 4_194_305u32;
+        let me = std::process::id();
+        for name in [
+            format!("scratch_{gone}_0"),
+            format!("scratch_{me}_0"),
+            "keep".to_string(),
+        ] {
+            std::fs::create_dir_all(parent.path().join(&name).join("db")).unwrap();
+            std::fs::write(parent.path().join(&name).join("db/file"), b"x").unwrap();
+        }
+        sweep(parent.path());
+        let mut left: Vec<String> = std::fs::read_dir(parent.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, vec!["keep".to_string(), format!("scratch_{me}_0")]);
+        let own = scratch_dir();
+        assert!(own.is_dir());
+        assert!(own.ends_with(format!("scratch_{me}_0")));
+    }
 
     #[test]
     fn only_names_of_exited_processes_are_left_behind() {

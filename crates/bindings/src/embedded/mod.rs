@@ -508,12 +508,10 @@ pub fn choice_option<'a>(
     allow(dead_code, unused_macros, unused_imports)
 )]
 pub(crate) mod testing {
-    /// A fresh directory URL for `scheme` per call, under one temporary
-    /// directory per test process.
+    /// A fresh directory URL for `scheme` per call, in the test process's
+    /// scratch directory (swept by later test processes).
     pub fn fresh_url(scheme: &str, query: &str) -> String {
-        static ROOT: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-        let root = ROOT.get_or_init(|| tempfile::tempdir().expect("a temporary directory"));
-        let dir = root.path().join(crate::testing::unique_name(scheme));
+        let dir = crate::testing::scratch_dir().join(crate::testing::unique_name(scheme));
         format!("{scheme}://{}{query}", dir.display())
     }
 
