@@ -379,22 +379,40 @@ fn an_interrupted_load_resumes_without_duplicates() {
          DELETE FROM stock WHERE s_w_id = 2 AND s_i_id > 50000;",
     )
     .unwrap();
-    let run = yardstick(
-        dir.path(),
-        &[
-            "tpcc",
-            "run",
-            "--db",
-            "sqlite://t.db",
-            "--warehouses",
-            "2",
-            "--duration",
-            "1s",
-        ],
-    );
+    let run_2 = || {
+        yardstick(
+            dir.path(),
+            &[
+                "tpcc",
+                "run",
+                "--db",
+                "sqlite://t.db",
+                "--warehouses",
+                "2",
+                "--duration",
+                "1s",
+            ],
+        )
+    };
+    let run = run_2();
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("--warehouses 2 but 1 are loaded"),
+        "{}",
+        run.stderr
+    );
+    // and through ITEM (a unit of work of its own)
+    c.execute_batch(
+        "DELETE FROM tpcc_meta WHERE name = 'items';
+         DELETE FROM item WHERE i_id > 60000;",
+    )
+    .unwrap();
+    let run = run_2();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "load is incomplete (items loaded: false, warehouses: 1): rerun `yardstick tpcc load --warehouses 2`"
+        ),
         "{}",
         run.stderr
     );
@@ -422,6 +440,7 @@ fn an_interrupted_load_resumes_without_duplicates() {
     assert_eq!(one(&c, "SELECT COUNT(*) FROM stock"), 200_000);
     assert_eq!(one(&c, "SELECT COUNT(*) FROM history"), 60_000);
     assert_eq!(one(&c, "SELECT COUNT(*) FROM warehouse"), 2);
+    assert_eq!(one(&c, "SELECT COUNT(*) FROM item"), 100_000);
     let check = yardstick(dir.path(), &["tpcc", "check", "--db", "sqlite://t.db"]);
     assert_eq!(check.code, 0, "{}", check.stdout);
 }

@@ -311,6 +311,14 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
     let todo: Vec<u32> = (1..=a.warehouses)
         .filter(|w| !state.warehouses.contains(w))
         .collect();
+    load::clear(&mut o.conn, &todo)
+        .map_err(db_err("cannot delete what an interrupted load left", &a.db))?;
+    // ITEM is one more unit of work for the loaders (first, as it is small)
+    let units: Vec<Option<u32>> = (!state.items)
+        .then_some(None)
+        .into_iter()
+        .chain(todo.iter().map(|&w| Some(w)))
+        .collect();
     if state.loaded() > 0 {
         eprintln!(
             "yardstick tpcc: warehouses {:?} are loaded already; loading {} more",
@@ -345,13 +353,7 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
                 eprintln!();
             });
         }
-        if !state.items {
-            if let Err(e) = load::items(&mut o.conn, a.seed, k, method, &progress) {
-                *failure.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(db_err("loading ITEM failed", &a.db)(e));
-            }
-        }
-        let loaders: Vec<_> = (0..a.loaders.min(todo.len().max(1) as u32))
+        let loaders: Vec<_> = (0..a.loaders.min(units.len().max(1) as u32))
             .map(|_| {
                 scope.spawn(|| {
                     let mut conn = match open(&a.db, true, isolation) {
@@ -371,16 +373,20 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
                             return;
                         }
                         let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(&w) = todo.get(i) else { return };
-                        if let Err(e) = load::warehouse(&mut conn, w, a.seed, k, method, &progress)
-                        {
+                        let Some(&unit) = units.get(i) else { return };
+                        let loaded = match unit {
+                            None => load::items(&mut conn, a.seed, k, method, &progress),
+                            Some(w) => load::warehouse(&mut conn, w, a.seed, k, method, &progress),
+                        };
+                        if let Err(e) = loaded {
+                            let what = match unit {
+                                None => "ITEM".to_string(),
+                                Some(w) => format!("warehouse {w}"),
+                            };
                             failure
                                 .lock()
                                 .unwrap_or_else(|p| p.into_inner())
-                                .get_or_insert(db_err(
-                                    &format!("loading warehouse {w} failed"),
-                                    &a.db,
-                                )(e));
+                                .get_or_insert(db_err(&format!("loading {what} failed"), &a.db)(e));
                             return;
                         }
                     }

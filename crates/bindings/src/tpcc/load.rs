@@ -243,8 +243,28 @@ pub fn items<C: Conn>(
     mark(c, "items".into(), "done")
 }
 
-/// Loads warehouse `w` and everything that belongs to it, after deleting
-/// what an interrupted load left of it.
+/// Deletes what an interrupted load left of `warehouses`, before the loaders
+/// start: one statement per table and up to 1,000 warehouses (HISTORY has no
+/// key, so a DELETE per warehouse while other loaders insert would scan it
+/// and wait on their uncommitted rows).
+pub fn clear<C: Conn>(c: &mut C, warehouses: &[u32]) -> Result<(), DbError> {
+    for t in TABLES {
+        let Some(col) = super::warehouse_column(t) else {
+            continue;
+        };
+        for part in warehouses.chunks(1000) {
+            let list: Vec<String> = part.iter().map(u32::to_string).collect();
+            c.batch(&format!(
+                "DELETE FROM {t} WHERE {col} IN ({})",
+                list.join(",")
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Loads warehouse `w` and everything that belongs to it (into tables
+/// [`clear`] has emptied of it).
 pub fn warehouse<C: Conn>(
     c: &mut C,
     w: u32,
@@ -253,11 +273,6 @@ pub fn warehouse<C: Conn>(
     method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(), DbError> {
-    for t in TABLES {
-        if let Some(col) = super::warehouse_column(t) {
-            c.batch(&format!("DELETE FROM {t} WHERE {col} = {w}"))?;
-        }
-    }
     let mut r = Random::new(derive_seed(seed, &[0x3a, u64::from(w)]), k);
     load_generated(c, method, progress, move |push| {
         push("warehouse", rows::warehouse(&mut r, w))?;
