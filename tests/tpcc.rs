@@ -379,21 +379,7 @@ fn an_interrupted_load_resumes_without_duplicates() {
          DELETE FROM stock WHERE s_w_id = 2 AND s_i_id > 50000;",
     )
     .unwrap();
-    let run_2 = || {
-        yardstick(
-            dir.path(),
-            &[
-                "tpcc",
-                "run",
-                "--db",
-                "sqlite://t.db",
-                "--warehouses",
-                "2",
-                "--duration",
-                "1s",
-            ],
-        )
-    };
+    let run_2 = || tpcc_run(dir.path(), "sqlite://t.db", ["2", "1", "1s"], &[], "r.json");
     let run = run_2();
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
