@@ -222,11 +222,15 @@ fn the_html_report_is_valid_self_contained_and_has_every_section() {
         "<td>null://?latency=20us</td>",
         "<td>SCAN</td>",
         "<td>UPDATE</td>",
-        "<td>met</td>",
         "dirty (after a)",
     ] {
         assert!(html.contains(needle), "{needle}");
     }
+    // the SLO search's outcome (a busy machine can miss every step's rate)
+    assert!(
+        html.contains("<td>met</td>") || html.contains("<td>unmet</td>"),
+        "no SLO status cell"
+    );
     // configuration, collapsible, per run
     assert!(html.matches("<details>").count() >= 16);
     assert!(html.contains("<dt>command line</dt>"));
