@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use yardstick_bindings::tpcc::{
-    check, load, run, Conn, DbError, Done, Isolation, LoadMethod, Row, Stmt, Value,
+    check, load, run, Conn, DbError, Done, Isolation, LoadMethod, Row, Stmt, TextRows, Value,
 };
 use yardstick_core::binding::EngineInfo;
 use yardstick_core::result::{self, ClientInfo, ErrorSample, HostInfo, Tool};
@@ -131,6 +131,12 @@ impl Conn for AnyConn {
     }
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
         self.0.load(table, rows)
+    }
+    fn text_load_time(&self) -> Option<String> {
+        self.0.text_load_time()
+    }
+    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
+        self.0.load_text(table, text)
     }
     fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
         self.0.pipeline(stmts)

@@ -1,7 +1,9 @@
 //! The initial database (clause 4.3.3.1), warehouse by warehouse, each
 //! finished warehouse marked in `tpcc_meta` so an interrupted load resumes:
 //! a half-loaded warehouse is deleted and loaded again.
-use super::{int, text, Conn, DbError, LoadMethod, Row, Value, INDEXES, SCHEMA, TABLES};
+use super::{
+    int, text, Conn, DbError, LoadMethod, Row, RowSink, TextRows, Value, INDEXES, SCHEMA, TABLES,
+};
 use yardstick_core::rng::derive_seed;
 use yardstick_core::tpcc::{rows, Constants, Random, CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 
@@ -139,73 +141,187 @@ fn batch_rows(method: LoadMethod) -> usize {
     }
 }
 
+/// A batch of one table's rows: values, or the text of the database's bulk
+/// load written by the generators directly.
+enum Batch {
+    Values(rows::Values),
+    Text(TextRows),
+}
+
+impl Batch {
+    fn len(&self) -> usize {
+        match self {
+            Batch::Values(v) => v.rows.len(),
+            Batch::Text(t) => t.len(),
+        }
+    }
+}
+
+impl RowSink for Batch {
+    fn int(&mut self, v: i64) {
+        match self {
+            Batch::Values(s) => s.int(v),
+            Batch::Text(s) => s.int(v),
+        }
+    }
+    fn num(&mut self, v: f64) {
+        match self {
+            Batch::Values(s) => s.num(v),
+            Batch::Text(s) => s.num(v),
+        }
+    }
+    fn alnum(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        match self {
+            Batch::Values(s) => s.alnum(write),
+            Batch::Text(s) => s.alnum(write),
+        }
+    }
+    fn now(&mut self) {
+        match self {
+            Batch::Values(s) => s.now(),
+            Batch::Text(s) => s.now(),
+        }
+    }
+    fn null(&mut self) {
+        match self {
+            Batch::Values(s) => s.null(),
+            Batch::Text(s) => s.null(),
+        }
+    }
+    fn end_row(&mut self) {
+        match self {
+            Batch::Values(s) => s.end_row(),
+            Batch::Text(s) => s.end_row(),
+        }
+    }
+}
+
 /// Collects generated rows per table into batches and hands each full batch
-/// to the loading thread; `push` is `None` once that thread has stopped.
+/// to the loading thread; a row is `None` once that thread has stopped.
 struct Batcher {
     size: usize,
-    rows: Vec<(&'static str, Vec<Row>)>,
-    out: std::sync::mpsc::SyncSender<(&'static str, Vec<Row>)>,
+    /// The load time's text when the batches are text.
+    text_now: Option<String>,
+    open: Vec<(&'static str, Batch)>,
+    out: std::sync::mpsc::SyncSender<(&'static str, Batch)>,
 }
 
 impl Batcher {
-    fn push(&mut self, table: &'static str, row: Row) -> Option<()> {
-        let pos = match self.rows.iter().position(|(t, _)| *t == table) {
+    fn fresh(&self) -> Batch {
+        match &self.text_now {
+            Some(now) => Batch::Text(TextRows::new(now)),
+            None => Batch::Values(rows::Values::default()),
+        }
+    }
+
+    /// The position of `table`'s open batch.
+    fn open(&mut self, table: &'static str) -> usize {
+        match self.open.iter().position(|(t, _)| *t == table) {
             Some(p) => p,
             None => {
-                self.rows.push((table, Vec::with_capacity(self.size)));
-                self.rows.len() - 1
+                let b = self.fresh();
+                self.open.push((table, b));
+                self.open.len() - 1
             }
-        };
-        self.rows[pos].1.push(row);
-        if self.rows[pos].1.len() < self.size {
+        }
+    }
+
+    /// Sends the batch at `pos` when it is full.
+    fn send_full(&mut self, pos: usize) -> Option<()> {
+        if self.open[pos].1.len() < self.size {
             return Some(());
         }
-        let full = std::mem::replace(&mut self.rows[pos].1, Vec::with_capacity(self.size));
-        self.out.send((table, full)).ok()
+        let fresh = self.fresh();
+        let full = std::mem::replace(&mut self.open[pos].1, fresh);
+        self.out.send((self.open[pos].0, full)).ok()
+    }
+
+    /// One row of `table`, written by `generate`.
+    fn row(&mut self, table: &'static str, generate: impl FnOnce(&mut Batch)) -> Option<()> {
+        let pos = self.open(table);
+        generate(&mut self.open[pos].1);
+        self.send_full(pos)
+    }
+
+    /// One order with its lines and new-order row ([`rows::order`]).
+    fn order(&mut self, r: &mut Random, w: u32, d: u32, o_id: u32, c_id: u32) -> Option<()> {
+        let at = [
+            self.open("oorder"),
+            self.open("order_line"),
+            self.open("new_order"),
+        ];
+        rows::order(r, w, d, o_id, c_id, &mut OrderBatches { b: self, at });
+        at.iter().try_for_each(|&pos| self.send_full(pos))
     }
 
     /// The partial batches, in the order their tables first had a row.
     fn finish(self) {
-        for (table, rows) in self.rows {
-            if !rows.is_empty() && self.out.send((table, rows)).is_err() {
+        for (table, batch) in self.open {
+            if batch.len() > 0 && self.out.send((table, batch)).is_err() {
                 return;
             }
         }
     }
 }
 
-/// Loads the rows `generate` pushes (returning early with `?` when `push`
-/// gives `None`),
-/// in batches: one thread generates while this one loads the batch before
-/// (so the database is not idle while rows are made), batches in the order
-/// they filled up.
+/// The open ORDER, ORDER-LINE and NEW-ORDER batches of a [`Batcher`].
+struct OrderBatches<'a> {
+    b: &'a mut Batcher,
+    at: [usize; 3],
+}
+
+impl rows::OrderSinks for OrderBatches<'_> {
+    type Sink = Batch;
+    fn orders(&mut self) -> &mut Batch {
+        &mut self.b.open[self.at[0]].1
+    }
+    fn lines(&mut self) -> &mut Batch {
+        &mut self.b.open[self.at[1]].1
+    }
+    fn new_orders(&mut self) -> &mut Batch {
+        &mut self.b.open[self.at[2]].1
+    }
+}
+
+/// Loads the rows `generate` writes (returning early with `?` when a row is
+/// `None`), in batches: one thread generates while this one loads the batch
+/// before (so the database is not idle while rows are made), batches in the
+/// order they filled up. The fast path of a database that takes text gets
+/// the generators' text directly.
 fn load_generated<C: Conn>(
     c: &mut C,
     method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
-    generate: impl FnOnce(&mut dyn FnMut(&'static str, Row) -> Option<()>) -> Option<()> + Send,
+    generate: impl FnOnce(&mut Batcher) -> Option<()> + Send,
 ) -> Result<(), DbError> {
     let size = batch_rows(method);
+    let text_now = match method {
+        LoadMethod::Fast => c.text_load_time(),
+        LoadMethod::Insert => None,
+    };
     // one batch waiting while one loads: a few MiB
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     std::thread::scope(|s| {
         s.spawn(move || {
             let mut b = Batcher {
                 size,
-                rows: Vec::new(),
+                text_now,
+                open: Vec::new(),
                 out: tx,
             };
-            if generate(&mut |table, row| b.push(table, row)).is_some() {
+            if generate(&mut b).is_some() {
                 b.finish();
             }
         });
         // on an error `rx` is dropped here, which stops the generator
-        for (table, rows) in rx {
-            match method {
-                LoadMethod::Fast => c.load(table, &rows)?,
-                LoadMethod::Insert => row_by_row(c, table, &rows)?,
+        for (table, batch) in rx {
+            let n = batch.len() as u64;
+            match (batch, method) {
+                (Batch::Text(t), _) => c.load_text(table, t)?,
+                (Batch::Values(v), LoadMethod::Fast) => c.load(table, &v.rows)?,
+                (Batch::Values(v), LoadMethod::Insert) => row_by_row(c, table, &v.rows)?,
             }
-            progress(rows.len() as u64);
+            progress(n);
         }
         Ok(())
     })
@@ -234,9 +350,9 @@ pub fn items<C: Conn>(
 ) -> Result<(), DbError> {
     c.batch("DELETE FROM item")?;
     let mut r = Random::new(derive_seed(seed, &[0x17]), k);
-    load_generated(c, method, progress, move |push| {
+    load_generated(c, method, progress, move |b| {
         for i_id in 1..=ITEMS {
-            push("item", rows::item(&mut r, i_id))?;
+            b.row("item", |s| rows::item(&mut r, i_id, s))?;
         }
         Some(())
     })?;
@@ -274,26 +390,20 @@ pub fn warehouse<C: Conn>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(), DbError> {
     let mut r = Random::new(derive_seed(seed, &[0x3a, u64::from(w)]), k);
-    load_generated(c, method, progress, move |push| {
-        push("warehouse", rows::warehouse(&mut r, w))?;
+    load_generated(c, method, progress, move |b| {
+        b.row("warehouse", |s| rows::warehouse(&mut r, w, s))?;
         for i_id in 1..=ITEMS {
-            push("stock", rows::stock(&mut r, w, i_id))?;
+            b.row("stock", |s| rows::stock(&mut r, w, i_id, s))?;
         }
         for d in 1..=DISTRICTS {
-            push("district", rows::district(&mut r, w, d))?;
+            b.row("district", |s| rows::district(&mut r, w, d, s))?;
             for c_id in 1..=CUSTOMERS_PER_DISTRICT {
-                push("customer", rows::customer(&mut r, w, d, c_id))?;
-                push("history", rows::history(&mut r, w, d, c_id))?;
+                b.row("customer", |s| rows::customer(&mut r, w, d, c_id, s))?;
+                b.row("history", |s| rows::history(&mut r, w, d, c_id, s))?;
             }
-            let o = rows::orders(&mut r, w, d);
-            for row in o.orders {
-                push("oorder", row)?;
-            }
-            for row in o.lines {
-                push("order_line", row)?;
-            }
-            for row in o.new_orders {
-                push("new_order", row)?;
+            let perm = rows::customer_permutation(&mut r);
+            for o_id in 1..=CUSTOMERS_PER_DISTRICT {
+                b.order(&mut r, w, d, o_id, perm[o_id as usize - 1])?;
             }
         }
         Some(())

@@ -10,7 +10,7 @@
 //! of tab-separated rows streamed from memory (no SQL to parse), or a
 //! multi-row INSERT of escaped literals (one round trip per ~1 MiB of rows)
 //! where the server disables local_infile.
-use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, Value};
+use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, TextRows, Value};
 use crate::url::Target;
 use mysql_async::consts::ColumnType;
 use mysql_async::prelude::Queryable;
@@ -21,9 +21,11 @@ use std::time::SystemTime;
 // InnoDB's retryable errors: deadlock, lock wait timeout
 const ER_LOCK_DEADLOCK: u16 = 1213;
 const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
-// LOAD DATA LOCAL refused: local_infile off (MariaDB; MySQL 8)
+// LOAD DATA LOCAL refused: local_infile off (MySQL 5.7 and MariaDB before
+// 10.5; MySQL 8; MariaDB 10.5 and later)
 const ER_NOT_ALLOWED_COMMAND: u16 = 1148;
 const ER_LOAD_DATA_LOCAL_DISABLED: u16 = 3948;
+const ER_LOAD_INFILE_CAPABILITY_DISABLED: u16 = 4166;
 // CREATE INDEX of an index that exists
 const ER_DUP_KEYNAME: u16 = 1061;
 /// TiDB's write conflict and retryable transaction errors.
@@ -192,23 +194,18 @@ impl MysqlConn {
     }
 
     /// One `LOAD DATA LOCAL INFILE` statement (atomic in InnoDB) whose file
-    /// is `rows` as tab-separated text. LOCAL turns row errors into warnings,
-    /// so any warning, or a row count other than the rows sent, is an error.
+    /// is the `rows` tab-separated rows in `pieces`. LOCAL turns row errors
+    /// into warnings, so any warning, or a row count other than the rows
+    /// sent, is an error.
     fn load_data(
         &mut self,
         table: &str,
-        rows: &[Row],
-        now: &str,
+        pieces: Vec<bytes::Bytes>,
+        rows: usize,
     ) -> Result<(), mysql_async::Error> {
         use futures_util::StreamExt;
-        let pieces = super::tab_separated(rows, now);
         self.conn.set_infile_handler(async move {
-            Ok(futures_util::stream::iter(
-                pieces
-                    .into_iter()
-                    .map(|p| Ok::<_, std::io::Error>(bytes::Bytes::from(p))),
-            )
-            .boxed())
+            Ok(futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>)).boxed())
         });
         // no CHARACTER SET: the file is read in the database's character
         // set, the one the tables were created with, so no field is
@@ -223,13 +220,12 @@ impl MysqlConn {
         self.rt.block_on(async move {
             conn.query_drop(sql).await?;
             let loaded = conn.affected_rows();
-            if conn.get_warnings() > 0 || loaded != rows.len() as u64 {
+            if conn.get_warnings() > 0 || loaded != rows as u64 {
                 let warning: Option<(String, u32, String)> =
                     conn.query_first("SHOW WARNINGS LIMIT 1").await?;
                 return Err(mysql_async::Error::Other(
                     format!(
-                        "LOAD DATA into {table} stored {loaded} of {} rows{}",
-                        rows.len(),
+                        "LOAD DATA into {table} stored {loaded} of {rows} rows{}",
                         warning.map_or(String::new(), |(_, code, m)| format!(
                             " (warning {code}: {m})"
                         ))
@@ -494,23 +490,44 @@ impl Conn for MysqlConn {
     }
 
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+        let now = load_time();
+        self.load_text(table, TextRows::from_rows(rows, &now))
+    }
+
+    fn text_load_time(&self) -> Option<String> {
+        Some(load_time())
+    }
+
+    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
         self.flush()?;
-        let (y, mo, d, h, mi, s, _) = yardstick_core::result::time::parts(SystemTime::now());
-        let now = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+        let rows = text.len();
+        let pieces: Vec<bytes::Bytes> = text
+            .into_pieces()
+            .into_iter()
+            .map(bytes::Bytes::from)
+            .collect();
         if self.local_infile {
-            match self.load_data(table, rows, &now) {
+            // the clones share the pieces' bytes
+            match self.load_data(table, pieces.clone(), rows) {
                 Ok(()) => return Ok(()),
-                // local_infile is off (MariaDB, MySQL): INSERT from now on
+                // local_infile is off: INSERT from now on
                 Err(mysql_async::Error::Server(e))
-                    if e.code == ER_NOT_ALLOWED_COMMAND
-                        || e.code == ER_LOAD_DATA_LOCAL_DISABLED =>
+                    if [
+                        ER_NOT_ALLOWED_COMMAND,
+                        ER_LOAD_DATA_LOCAL_DISABLED,
+                        ER_LOAD_INFILE_CAPABILITY_DISABLED,
+                    ]
+                    .contains(&e.code) =>
                 {
                     self.local_infile = false;
                 }
                 Err(e) => return Err(self.err(e)),
             }
         }
-        let statements = insert_statements(table, rows, &now, self.no_backslash_escapes);
+        // every field as a quoted string: the server converts it to the
+        // column's type as LOAD DATA would
+        let rows = super::rows_from_text(&pieces);
+        let statements = insert_statements(table, &rows, "", self.no_backslash_escapes);
         self.begin()?;
         for sql in &statements {
             if let Err(e) = self.simple(sql) {
@@ -520,6 +537,12 @@ impl Conn for MysqlConn {
         }
         self.commit()
     }
+}
+
+/// Now as the text of a timestamp column (the session's time zone is UTC).
+fn load_time() -> String {
+    let (y, mo, d, h, mi, s, _) = yardstick_core::result::time::parts(SystemTime::now());
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
 }
 
 #[cfg(test)]

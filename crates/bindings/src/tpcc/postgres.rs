@@ -3,7 +3,7 @@
 //! increments are done by UPDATE, so no update is lost), prepared statements
 //! typed by the server, serialization failures and deadlocks retried, and
 //! the loader's fast path is `COPY ... FROM STDIN`.
-use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, Value};
+use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, TextRows, Value};
 use crate::url::Target;
 use futures_util::SinkExt;
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -311,11 +311,20 @@ impl Conn for PgConn {
     }
 
     fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+        let now = load_time();
+        self.load_text(table, TextRows::from_rows(rows, &now))
+    }
+
+    fn text_load_time(&self) -> Option<String> {
+        Some(load_time())
+    }
+
+    /// One `COPY ... FROM STDIN`.
+    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
         self.flush()?;
         let cols = yardstick_core::tpcc::columns(table);
         let statement = format!("COPY {table} ({}) FROM STDIN", cols.join(", "));
-        let now = yardstick_core::result::time::rfc3339(SystemTime::now());
-        let pieces = super::tab_separated(rows, &now);
+        let pieces = text.into_pieces();
         let client = &self.client;
         self.rt.block_on(async move {
             let sink = client
@@ -330,4 +339,9 @@ impl Conn for PgConn {
             Ok(())
         })
     }
+}
+
+/// Now as the text of a timestamp column in COPY's text format.
+fn load_time() -> String {
+    yardstick_core::result::time::rfc3339(SystemTime::now())
 }

@@ -509,12 +509,15 @@ mod tests {
         let mut put = |table: &str, row: Vec<Value>| {
             c.execute(insert_sql(table), &row).unwrap();
         };
-        put("warehouse", rows::warehouse(&mut r, 1));
-        put("district", rows::district(&mut r, 1, 1));
-        put("customer", rows::customer(&mut r, 1, 1, 1));
+        put("warehouse", rows::one(|s| rows::warehouse(&mut r, 1, s)));
+        put("district", rows::one(|s| rows::district(&mut r, 1, 1, s)));
+        put(
+            "customer",
+            rows::one(|s| rows::customer(&mut r, 1, 1, 1, s)),
+        );
         for item in 1..=2 {
-            put("item", rows::item(&mut r, item));
-            put("stock", rows::stock(&mut r, 1, item));
+            put("item", rows::one(|s| rows::item(&mut r, item, s)));
+            put("stock", rows::one(|s| rows::stock(&mut r, 1, item, s)));
         }
         c.batch(
             "UPDATE stock SET s_quantity = CASE s_i_id WHEN 1 THEN 20 ELSE 15 END, s_ytd = 0, s_order_cnt = 0",

@@ -63,6 +63,8 @@ pub struct Random {
     pub c: Constants,
 }
 
+const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
 impl Random {
     pub fn new(seed: u64, c: Constants) -> Random {
         Random {
@@ -86,37 +88,45 @@ impl Random {
         (((self.uniform(0, a) | self.uniform(x, y)) + c) % (y - x + 1)) + x
     }
 
-    /// A random alphanumeric string of length in [lo, hi].
-    pub fn astring(&mut self, lo: u32, hi: u32) -> String {
-        const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-        let n = self.uniform(lo, hi);
-        // bytes, then one check: collecting chars encodes each one
-        let bytes = (0..n)
-            .map(|_| CHARS[self.rng.below(CHARS.len() as u64) as usize])
-            .collect();
-        String::from_utf8(bytes).expect("alphanumerics are ASCII")
-    }
-
-    /// A random numeric string of length in [lo, hi].
-    pub fn nstring(&mut self, lo: u32, hi: u32) -> String {
-        let n = self.uniform(lo, hi);
-        let bytes = (0..n).map(|_| b'0' + self.rng.below(10) as u8).collect();
-        String::from_utf8(bytes).expect("digits are ASCII")
-    }
-
-    /// I_DATA and S_DATA: 26..50 characters, 10% with "ORIGINAL" at a random place.
-    pub fn data_original(&mut self) -> String {
-        let mut s = self.astring(26, 50);
-        if self.uniform(1, 10) == 1 {
-            let at = self.uniform(0, s.len() as u32 - 8) as usize;
-            s.replace_range(at..at + 8, "ORIGINAL");
+    /// Appends `n` random characters of `alphabet` to `out`. The string
+    /// functions append to a buffer the caller owns (the loader's output),
+    /// so its millions of strings cost no allocation or copy each.
+    fn push_random(&mut self, n: u32, alphabet: &[u8], out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + n as usize, 0);
+        for b in &mut out[start..] {
+            *b = alphabet[self.rng.below(alphabet.len() as u64) as usize];
         }
-        s
     }
 
-    /// A zip code: 4 random digits and "11111".
-    pub fn zip(&mut self) -> String {
-        format!("{}11111", self.nstring(4, 4))
+    /// Appends a random alphanumeric string (ASCII letters and digits) of
+    /// length in [lo, hi].
+    pub fn astring(&mut self, lo: u32, hi: u32, out: &mut Vec<u8>) {
+        let n = self.uniform(lo, hi);
+        self.push_random(n, ALNUM, out);
+    }
+
+    /// Appends a random numeric string of length in [lo, hi].
+    pub fn nstring(&mut self, lo: u32, hi: u32, out: &mut Vec<u8>) {
+        let n = self.uniform(lo, hi);
+        self.push_random(n, b"0123456789", out);
+    }
+
+    /// Appends I_DATA or S_DATA: 26..50 characters, 10% with "ORIGINAL" at a
+    /// random place.
+    pub fn data_original(&mut self, out: &mut Vec<u8>) {
+        let start = out.len();
+        self.astring(26, 50, out);
+        if self.uniform(1, 10) == 1 {
+            let at = start + self.uniform(0, (out.len() - start) as u32 - 8) as usize;
+            out[at..at + 8].copy_from_slice(b"ORIGINAL");
+        }
+    }
+
+    /// Appends a zip code: 4 random digits and "11111".
+    pub fn zip(&mut self, out: &mut Vec<u8>) {
+        self.nstring(4, 4, out);
+        out.extend_from_slice(b"11111");
     }
 
     /// A fixed-point amount in [lo, hi] with `scale` decimals (1/10^scale steps).
@@ -133,13 +143,17 @@ impl Random {
     }
 }
 
-/// C_LAST for the number `n` in 0..=999: three syllables by its digits.
-pub fn last_name(n: u32) -> String {
-    let mut s = String::with_capacity(15);
+/// Appends last name number `n`: the syllables of its three digits.
+pub fn push_last_name(out: &mut Vec<u8>, n: u32) {
     for d in [n / 100, (n / 10) % 10, n % 10] {
-        s.push_str(SYLLABLES[d as usize]);
+        out.extend_from_slice(SYLLABLES[d as usize].as_bytes());
     }
-    s
+}
+
+pub fn last_name(n: u32) -> String {
+    let mut s = Vec::with_capacity(15);
+    push_last_name(&mut s, n);
+    s.into_iter().map(char::from).collect()
 }
 
 /// The five transactions.
@@ -393,176 +407,260 @@ pub enum Value {
     Null,
 }
 
+/// Where the generators of [`rows`] put each row: its columns in
+/// [`COLUMNS`] order, then `end_row`. [`rows::Values`] keeps them as
+/// [`Value`]s; a bulk loader can write its text format directly, with no
+/// value in between.
+pub trait RowSink {
+    fn int(&mut self, v: i64);
+    fn num(&mut self, v: f64);
+    /// Text of ASCII letters and digits only (the generated strings), which
+    /// no text format needs to escape: what `write` appends to the buffer
+    /// it is given.
+    fn alnum(&mut self, write: impl FnOnce(&mut Vec<u8>));
+    fn now(&mut self);
+    fn null(&mut self);
+    fn end_row(&mut self);
+}
+
 /// Rows of the nine tables, in load order; the column order is that of
 /// [`COLUMNS`].
 pub mod rows {
     use super::*;
 
-    pub fn item(r: &mut Random, i_id: u32) -> Vec<Value> {
-        vec![
-            Value::Int(i_id.into()),
-            Value::Int(r.uniform(1, 10_000).into()),
-            Value::Text(r.astring(14, 24)),
-            Value::Num(r.decimal(1.0, 100.0, 2)),
-            Value::Text(r.data_original()),
-        ]
+    /// Rows as values.
+    #[derive(Debug, Default)]
+    pub struct Values {
+        pub rows: Vec<Vec<Value>>,
+        row: Vec<Value>,
     }
 
-    pub fn warehouse(r: &mut Random, w_id: u32) -> Vec<Value> {
-        vec![
-            Value::Int(w_id.into()),
-            Value::Text(r.astring(6, 10)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(2, 2)),
-            Value::Text(r.zip()),
-            Value::Num(r.decimal(0.0, 0.2, 4)),
-            Value::Num(300_000.0),
-        ]
-    }
-
-    pub fn stock(r: &mut Random, w_id: u32, i_id: u32) -> Vec<Value> {
-        let mut v = vec![
-            Value::Int(i_id.into()),
-            Value::Int(w_id.into()),
-            Value::Int(r.uniform(10, 100).into()),
-        ];
-        for _ in 0..10 {
-            v.push(Value::Text(r.astring(24, 24)));
+    impl RowSink for Values {
+        fn int(&mut self, v: i64) {
+            self.row.push(Value::Int(v));
         }
-        v.extend([
-            Value::Int(0),
-            Value::Int(0),
-            Value::Int(0),
-            Value::Text(r.data_original()),
-        ]);
-        v
+        fn num(&mut self, v: f64) {
+            self.row.push(Value::Num(v));
+        }
+        fn alnum(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+            let mut s = Vec::new();
+            write(&mut s);
+            self.row
+                .push(Value::Text(s.into_iter().map(char::from).collect()));
+        }
+        fn now(&mut self) {
+            self.row.push(Value::Now);
+        }
+        fn null(&mut self) {
+            self.row.push(Value::Null);
+        }
+        fn end_row(&mut self) {
+            self.rows.push(std::mem::take(&mut self.row));
+        }
     }
 
-    pub fn district(r: &mut Random, w_id: u32, d_id: u32) -> Vec<Value> {
-        vec![
-            Value::Int(d_id.into()),
-            Value::Int(w_id.into()),
-            Value::Text(r.astring(6, 10)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(2, 2)),
-            Value::Text(r.zip()),
-            Value::Num(r.decimal(0.0, 0.2, 4)),
-            Value::Num(30_000.0),
-            Value::Int(3001),
-        ]
+    /// The one row `generate` makes, as values.
+    pub fn one(generate: impl FnOnce(&mut Values)) -> Vec<Value> {
+        let mut v = Values::default();
+        generate(&mut v);
+        v.rows.pop().unwrap_or_default()
     }
 
-    pub fn customer(r: &mut Random, w_id: u32, d_id: u32, c_id: u32) -> Vec<Value> {
+    fn int(s: &mut impl RowSink, v: u32) {
+        s.int(v.into());
+    }
+
+    pub fn item(r: &mut Random, i_id: u32, s: &mut impl RowSink) {
+        int(s, i_id);
+        int(s, r.uniform(1, 10_000));
+        s.alnum(|b| r.astring(14, 24, b));
+        s.num(r.decimal(1.0, 100.0, 2));
+        s.alnum(|b| r.data_original(b));
+        s.end_row();
+    }
+
+    /// Name, street 1 and 2, city, state and zip of a warehouse or district.
+    fn address(r: &mut Random, s: &mut impl RowSink) {
+        s.alnum(|b| r.astring(6, 10, b));
+        s.alnum(|b| r.astring(10, 20, b));
+        s.alnum(|b| r.astring(10, 20, b));
+        s.alnum(|b| r.astring(10, 20, b));
+        s.alnum(|b| r.astring(2, 2, b));
+        s.alnum(|b| r.zip(b));
+    }
+
+    pub fn warehouse(r: &mut Random, w_id: u32, s: &mut impl RowSink) {
+        int(s, w_id);
+        address(r, s);
+        s.num(r.decimal(0.0, 0.2, 4));
+        s.num(300_000.0);
+        s.end_row();
+    }
+
+    pub fn stock(r: &mut Random, w_id: u32, i_id: u32, s: &mut impl RowSink) {
+        int(s, i_id);
+        int(s, w_id);
+        int(s, r.uniform(10, 100));
+        for _ in 0..10 {
+            s.alnum(|b| r.astring(24, 24, b));
+        }
+        int(s, 0);
+        int(s, 0);
+        int(s, 0);
+        s.alnum(|b| r.data_original(b));
+        s.end_row();
+    }
+
+    pub fn district(r: &mut Random, w_id: u32, d_id: u32, s: &mut impl RowSink) {
+        int(s, d_id);
+        int(s, w_id);
+        address(r, s);
+        s.num(r.decimal(0.0, 0.2, 4));
+        s.num(30_000.0);
+        int(s, 3001);
+        s.end_row();
+    }
+
+    pub fn customer(r: &mut Random, w_id: u32, d_id: u32, c_id: u32, s: &mut impl RowSink) {
+        // the last name is drawn first (the load's data stays that of earlier
+        // versions for a seed)
         let last = if c_id <= 1000 {
-            last_name(c_id - 1)
+            c_id - 1
         } else {
-            r.random_last_name()
+            r.nurand(255, 0, 999)
         };
-        vec![
-            Value::Int(c_id.into()),
-            Value::Int(d_id.into()),
-            Value::Int(w_id.into()),
-            Value::Text(r.astring(8, 16)),
-            Value::Text("OE".into()),
-            Value::Text(last),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(10, 20)),
-            Value::Text(r.astring(2, 2)),
-            Value::Text(r.zip()),
-            Value::Text(r.nstring(16, 16)),
-            Value::Now,
-            Value::Text(if r.uniform(1, 10) == 1 { "BC" } else { "GC" }.into()),
-            Value::Num(50_000.0),
-            Value::Num(r.decimal(0.0, 0.5, 4)),
-            Value::Num(-10.0),
-            Value::Num(10.0),
-            Value::Int(1),
-            Value::Int(0),
-            Value::Text(r.astring(300, 500)),
-        ]
+        int(s, c_id);
+        int(s, d_id);
+        int(s, w_id);
+        s.alnum(|b| r.astring(8, 16, b));
+        s.alnum(|b| b.extend_from_slice(b"OE"));
+        s.alnum(|b| push_last_name(b, last));
+        s.alnum(|b| r.astring(10, 20, b));
+        s.alnum(|b| r.astring(10, 20, b));
+        s.alnum(|b| r.astring(10, 20, b));
+        s.alnum(|b| r.astring(2, 2, b));
+        s.alnum(|b| r.zip(b));
+        s.alnum(|b| r.nstring(16, 16, b));
+        s.now();
+        let credit = if r.uniform(1, 10) == 1 { b"BC" } else { b"GC" };
+        s.alnum(|b| b.extend_from_slice(credit));
+        s.num(50_000.0);
+        s.num(r.decimal(0.0, 0.5, 4));
+        s.num(-10.0);
+        s.num(10.0);
+        int(s, 1);
+        int(s, 0);
+        s.alnum(|b| r.astring(300, 500, b));
+        s.end_row();
     }
 
-    pub fn history(r: &mut Random, w_id: u32, d_id: u32, c_id: u32) -> Vec<Value> {
-        vec![
-            Value::Int(c_id.into()),
-            Value::Int(d_id.into()),
-            Value::Int(w_id.into()),
-            Value::Int(d_id.into()),
-            Value::Int(w_id.into()),
-            Value::Now,
-            Value::Num(10.0),
-            Value::Text(r.astring(12, 24)),
-        ]
+    pub fn history(r: &mut Random, w_id: u32, d_id: u32, c_id: u32, s: &mut impl RowSink) {
+        int(s, c_id);
+        int(s, d_id);
+        int(s, w_id);
+        int(s, d_id);
+        int(s, w_id);
+        s.now();
+        s.num(10.0);
+        s.alnum(|b| r.astring(12, 24, b));
+        s.end_row();
     }
 
-    /// The orders of one district: a random permutation of customers, with
-    /// their order lines and, for the last 900, new-order rows.
-    pub struct DistrictOrders {
-        pub orders: Vec<Vec<Value>>,
-        pub lines: Vec<Vec<Value>>,
-        pub new_orders: Vec<Vec<Value>>,
-    }
-
-    pub fn orders(r: &mut Random, w_id: u32, d_id: u32) -> DistrictOrders {
+    /// A random permutation of a district's customers: order `o_id` is
+    /// customer `perm[o_id - 1]`'s.
+    pub fn customer_permutation(r: &mut Random) -> Vec<u32> {
         let mut perm: Vec<u32> = (1..=CUSTOMERS_PER_DISTRICT).collect();
         for i in (1..perm.len()).rev() {
             let j = r.rng.below(i as u64 + 1) as usize;
             perm.swap(i, j);
         }
-        let mut out = DistrictOrders {
-            orders: Vec::with_capacity(3000),
-            lines: Vec::with_capacity(30_000),
-            new_orders: Vec::with_capacity(900),
-        };
-        for o_id in 1..=CUSTOMERS_PER_DISTRICT {
-            let delivered = o_id < FIRST_NEW_ORDER;
-            let ol_cnt = r.uniform(5, 15);
-            out.orders.push(vec![
-                Value::Int(o_id.into()),
-                Value::Int(d_id.into()),
-                Value::Int(w_id.into()),
-                Value::Int(perm[o_id as usize - 1].into()),
-                Value::Now,
-                if delivered {
-                    Value::Int(r.uniform(1, 10).into())
-                } else {
-                    Value::Null
-                },
-                Value::Int(ol_cnt.into()),
-                Value::Int(1),
-            ]);
-            for n in 1..=ol_cnt {
-                out.lines.push(vec![
-                    Value::Int(o_id.into()),
-                    Value::Int(d_id.into()),
-                    Value::Int(w_id.into()),
-                    Value::Int(n.into()),
-                    Value::Int(r.uniform(1, ITEMS).into()),
-                    Value::Int(w_id.into()),
-                    if delivered { Value::Now } else { Value::Null },
-                    Value::Int(5),
-                    Value::Num(if delivered {
-                        0.0
-                    } else {
-                        r.decimal(0.01, 9999.99, 2)
-                    }),
-                    Value::Text(r.astring(24, 24)),
-                ]);
-            }
-            if !delivered {
-                out.new_orders.push(vec![
-                    Value::Int(o_id.into()),
-                    Value::Int(d_id.into()),
-                    Value::Int(w_id.into()),
-                ]);
-            }
+        perm
+    }
+
+    /// The three tables an order writes to.
+    pub trait OrderSinks {
+        type Sink: RowSink;
+        fn orders(&mut self) -> &mut Self::Sink;
+        fn lines(&mut self) -> &mut Self::Sink;
+        fn new_orders(&mut self) -> &mut Self::Sink;
+    }
+
+    /// Orders, order lines and new orders as values.
+    #[derive(Debug, Default)]
+    pub struct OrderValues {
+        pub orders: Values,
+        pub lines: Values,
+        pub new_orders: Values,
+    }
+
+    impl OrderSinks for OrderValues {
+        type Sink = Values;
+        fn orders(&mut self) -> &mut Values {
+            &mut self.orders
         }
-        out
+        fn lines(&mut self) -> &mut Values {
+            &mut self.lines
+        }
+        fn new_orders(&mut self) -> &mut Values {
+            &mut self.new_orders
+        }
+    }
+
+    /// Order `o_id` of customer `c_id`: its ORDER row, its order lines and,
+    /// for the last 900 orders of a district, its NEW-ORDER row.
+    pub fn order(
+        r: &mut Random,
+        w_id: u32,
+        d_id: u32,
+        o_id: u32,
+        c_id: u32,
+        s: &mut impl OrderSinks,
+    ) {
+        let delivered = o_id < FIRST_NEW_ORDER;
+        let ol_cnt = r.uniform(5, 15);
+        let o = s.orders();
+        int(o, o_id);
+        int(o, d_id);
+        int(o, w_id);
+        int(o, c_id);
+        o.now();
+        if delivered {
+            int(o, r.uniform(1, 10));
+        } else {
+            o.null();
+        }
+        int(o, ol_cnt);
+        int(o, 1);
+        o.end_row();
+        let l = s.lines();
+        for n in 1..=ol_cnt {
+            int(l, o_id);
+            int(l, d_id);
+            int(l, w_id);
+            int(l, n);
+            int(l, r.uniform(1, ITEMS));
+            int(l, w_id);
+            if delivered {
+                l.now();
+            } else {
+                l.null();
+            }
+            int(l, 5);
+            l.num(if delivered {
+                0.0
+            } else {
+                r.decimal(0.01, 9999.99, 2)
+            });
+            l.alnum(|b| r.astring(24, 24, b));
+            l.end_row();
+        }
+        if !delivered {
+            let no = s.new_orders();
+            int(no, o_id);
+            int(no, d_id);
+            int(no, w_id);
+            no.end_row();
+        }
     }
 }
 
@@ -763,15 +861,34 @@ mod tests {
         );
         let mut original = 0;
         for _ in 0..10_000 {
-            let s = r.data_original();
+            let mut s = b"x".to_vec();
+            r.data_original(&mut s);
+            // appended
+            let s = s.strip_prefix(b"x").unwrap();
             assert!((26..=50).contains(&s.len()));
-            if s.contains("ORIGINAL") {
+            assert!(s.iter().all(u8::is_ascii_alphanumeric));
+            if s.windows(8).any(|w| w == b"ORIGINAL") {
                 original += 1;
             }
         }
         assert!((800..1200).contains(&original), "{original} of 10000");
-        let z = r.zip();
-        assert!(z.len() == 9 && z.ends_with("11111") && z.chars().all(|c| c.is_ascii_digit()));
+        let mut z = Vec::new();
+        r.zip(&mut z);
+        assert!(z.len() == 9 && z.ends_with(b"11111") && z.iter().all(u8::is_ascii_digit));
+        let lengths: Vec<usize> = (0..1000)
+            .map(|_| {
+                let mut s = Vec::new();
+                r.astring(300, 500, &mut s);
+                assert!(s.iter().all(u8::is_ascii_alphanumeric));
+                s.len()
+            })
+            .collect();
+        assert!(lengths.iter().all(|n| (300..=500).contains(n)));
+        // spread over the whole range
+        assert!(lengths.iter().min() < Some(&320) && lengths.iter().max() > Some(&480));
+        let mut n = Vec::new();
+        r.nstring(16, 16, &mut n);
+        assert!(n.len() == 16 && n.iter().all(u8::is_ascii_digit));
         let d = r.decimal(0.0, 0.2, 4);
         assert!((0.0..=0.2).contains(&d));
     }
@@ -836,28 +953,47 @@ mod tests {
                 ol_i_id: 7,
             },
         );
-        assert_eq!(rows::item(&mut r, 1).len(), columns("item").len());
-        assert_eq!(rows::warehouse(&mut r, 1).len(), columns("warehouse").len());
-        assert_eq!(rows::stock(&mut r, 1, 1).len(), columns("stock").len());
+        let len = |g: &dyn Fn(&mut Random, &mut rows::Values)| {
+            let mut v = rows::Values::default();
+            g(&mut Random::new(7, r.c), &mut v);
+            assert_eq!(v.rows.len(), 1);
+            v.rows[0].len()
+        };
+        assert_eq!(len(&|r, s| rows::item(r, 1, s)), columns("item").len());
         assert_eq!(
-            rows::district(&mut r, 1, 1).len(),
+            len(&|r, s| rows::warehouse(r, 1, s)),
+            columns("warehouse").len()
+        );
+        assert_eq!(len(&|r, s| rows::stock(r, 1, 1, s)), columns("stock").len());
+        assert_eq!(
+            len(&|r, s| rows::district(r, 1, 1, s)),
             columns("district").len()
         );
         assert_eq!(
-            rows::customer(&mut r, 1, 1, 1).len(),
+            len(&|r, s| rows::customer(r, 1, 1, 1, s)),
             columns("customer").len()
         );
         assert_eq!(
-            rows::history(&mut r, 1, 1, 1).len(),
+            len(&|r, s| rows::history(r, 1, 1, 1, s)),
             columns("history").len()
         );
-        let o = rows::orders(&mut r, 1, 1);
-        assert_eq!(o.orders.len(), 3000);
-        assert_eq!(o.new_orders.len(), 900);
-        assert_eq!(o.orders[0].len(), columns("oorder").len());
-        assert_eq!(o.lines[0].len(), columns("order_line").len());
-        let mut customers: Vec<i64> = o
-            .orders
+        let perm = rows::customer_permutation(&mut r);
+        let mut o = rows::OrderValues::default();
+        for o_id in 1..=CUSTOMERS_PER_DISTRICT {
+            rows::order(&mut r, 1, 1, o_id, perm[o_id as usize - 1], &mut o);
+        }
+        let rows::OrderValues {
+            orders,
+            lines,
+            new_orders,
+        } = o;
+        assert_eq!(orders.rows.len(), 3000);
+        assert_eq!(new_orders.rows.len(), 900);
+        assert_eq!(orders.rows[0].len(), columns("oorder").len());
+        assert_eq!(lines.rows[0].len(), columns("order_line").len());
+        assert_eq!(new_orders.rows[0].len(), columns("new_order").len());
+        let mut customers: Vec<i64> = orders
+            .rows
             .iter()
             .map(|row| match row[3] {
                 Value::Int(c) => c,
@@ -866,19 +1002,27 @@ mod tests {
             .collect();
         customers.sort();
         assert_eq!(customers, (1..=3000).collect::<Vec<i64>>(), "a permutation");
-        let lines: i64 = o
-            .orders
+        let count: i64 = orders
+            .rows
             .iter()
             .map(|row| match row[6] {
                 Value::Int(n) => n,
                 _ => 0,
             })
             .sum();
-        assert_eq!(lines as usize, o.lines.len());
+        assert_eq!(count as usize, lines.rows.len());
+        // the first 2,100 orders are delivered (a carrier, no NEW-ORDER row)
+        assert!(matches!(orders.rows[2099][5], Value::Int(1..=10)));
+        assert_eq!(orders.rows[2100][5], Value::Null);
+        assert_eq!(new_orders.rows[0][0], Value::Int(2101));
         // customers 1..1000 take the syllables of c_id - 1
         assert_eq!(
-            rows::customer(&mut r, 1, 1, 1)[5],
+            rows::one(|s| rows::customer(&mut r, 1, 1, 1, s))[5],
             Value::Text("BARBARBAR".into())
+        );
+        assert_eq!(
+            rows::one(|s| rows::customer(&mut r, 1, 1, 372, s))[5],
+            Value::Text("PRICALLYOUGHT".into())
         );
     }
 }
