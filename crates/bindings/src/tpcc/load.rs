@@ -215,7 +215,7 @@ impl Batcher {
     }
 
     /// The position of `table`'s open batch.
-    fn open(&mut self, table: &'static str) -> usize {
+    fn slot(&mut self, table: &'static str) -> usize {
         match self.open.iter().position(|(t, _)| *t == table) {
             Some(p) => p,
             None => {
@@ -238,7 +238,7 @@ impl Batcher {
 
     /// One row of `table`, written by `generate`.
     fn row(&mut self, table: &'static str, generate: impl FnOnce(&mut Batch)) -> Option<()> {
-        let pos = self.open(table);
+        let pos = self.slot(table);
         generate(&mut self.open[pos].1);
         self.send_full(pos)
     }
@@ -246,9 +246,9 @@ impl Batcher {
     /// One order with its lines and new-order row ([`rows::order`]).
     fn order(&mut self, r: &mut Random, w: u32, d: u32, o_id: u32, c_id: u32) -> Option<()> {
         let at = [
-            self.open("oorder"),
-            self.open("order_line"),
-            self.open("new_order"),
+            self.slot("oorder"),
+            self.slot("order_line"),
+            self.slot("new_order"),
         ];
         rows::order(r, w, d, o_id, c_id, &mut OrderBatches { b: self, at });
         at.iter().try_for_each(|&pos| self.send_full(pos))
