@@ -137,9 +137,14 @@ impl Random {
         f64::from(self.uniform(a, b)) / f
     }
 
-    /// The customer's last name for run-time lookups: NURand(255, 0, 999).
+    /// The number of a random customer last name: NURand(255, 0, 999).
+    pub fn last_name_number(&mut self) -> u32 {
+        self.nurand(255, 0, 999)
+    }
+
+    /// The customer's last name for run-time lookups.
     pub fn random_last_name(&mut self) -> String {
-        let n = self.nurand(255, 0, 999);
+        let n = self.last_name_number();
         last_name(n)
     }
 }
@@ -151,6 +156,7 @@ pub fn push_last_name(out: &mut Vec<u8>, n: u32) {
     }
 }
 
+/// C_LAST for the number `n` in 0..=999: three syllables by its digits.
 pub fn last_name(n: u32) -> String {
     let mut s = Vec::with_capacity(15);
     push_last_name(&mut s, n);

@@ -101,7 +101,7 @@ pub fn customer(r: &mut Random, w_id: u32, d_id: u32, c_id: u32, s: &mut impl Ro
     let last = if c_id <= 1000 {
         c_id - 1
     } else {
-        r.nurand(255, 0, 999)
+        r.last_name_number()
     };
     int(s, c_id);
     int(s, d_id);
