@@ -17,6 +17,7 @@ for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfie
     for t in 1 2 16; do
         args=(run --db null:// -P "$wl" -p recordcount=1000000 -p "operationcount=$ops" --threads "$t" -q --format json --out "$out/r.json")
         [ -n "$extra" ] && args+=(-p "$extra")
+        # runs: yardstick
         "$bin" "${args[@]}" 2>/dev/null |
             python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.0f %.0f" % (r["totals"]["ops_per_sec"], r["client"]["cpu_ns_per_op"]))' |
             { read -r rate ns; printf '%-28s %8s %14s %14s\n' "$label" "$t" "$rate" "$ns"; }

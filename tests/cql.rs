@@ -135,6 +135,7 @@ fn a_node_killed_mid_run_gives_counted_errors_and_a_result() {
     let dir = tempfile::tempdir().unwrap();
     let ports = [free_port(), free_port(), free_port()];
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
+    // runs: scripts/services
     let out = std::process::Command::new(&script)
         .arg("cassandra-node")
         .arg(dir.path().join("node"))

@@ -112,6 +112,7 @@ fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
         return;
     }
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
+    // runs: scripts/services
     let out = std::process::Command::new(&script)
         .arg("ferretdb-binary")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -131,6 +132,7 @@ fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
         "-sqlite-dir",
         dir.path().join("db").to_str().unwrap(),
     ]);
+    // runs: ferretdb, built by scripts/services
     let mut server = spawn_server(&bin, &args, port).expect("FerretDB starts");
     let u = format!("mongodb://127.0.0.1:{port}/kill?serverSelectionTimeoutMS=500");
     let (r, v) = run_through_a_kill(
@@ -152,6 +154,7 @@ fn tls_with_the_test_ca_through_the_drivers_url_options() {
         return;
     }
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
+    // runs: scripts/services
     let out = std::process::Command::new(&script)
         .arg("ferretdb-binary")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -179,6 +182,7 @@ fn tls_with_the_test_ca_through_the_drivers_url_options() {
         "-sqlite-dir",
         dir.path().join("db").to_str().unwrap(),
     ]);
+    // runs: ferretdb, built by scripts/services
     let mut server = spawn_server(&bin, &args, port).expect("FerretDB starts");
     let u = format!("mongodb://127.0.0.1:{port}/tlsdb?tls=true&tlsCAFile={ca}");
     let small = ["-p", "recordcount=200", "-q"];

@@ -220,6 +220,7 @@ pub fn execute(a: &MatrixArgs) -> Result<i32, CliError> {
         v
     };
     let run = |args: &[String]| -> Result<i32, CliError> {
+        // runs: yardstick, this executable
         let status = Command::new(&exe)
             .args(args)
             .stdout(std::process::Stdio::null())

@@ -527,6 +527,7 @@ fn run_capped(
     if a.seed.is_none() {
         args.extend(["--seed".into(), seed.to_string()]);
     }
+    // runs: yardstick, this executable
     let mut cmd = std::process::Command::new(exe);
     cmd.args(&args);
     let started = SystemTime::now();

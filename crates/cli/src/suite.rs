@@ -911,6 +911,7 @@ impl StepCtx<'_> {
             }
         }
         args.extend(["--out".into(), file.display().to_string()]);
+        // runs: yardstick, this executable
         let status = Command::new(self.exe)
             .args(&args)
             .stdout(std::process::Stdio::null())
