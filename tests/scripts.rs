@@ -1,0 +1,335 @@
+//! The scripts a fresh machine depends on: scripts/check-commands (every
+//! program the scripts and tests run is declared with its package), the
+//! helpers of scripts/lib.sh (installing declared programs, a server's log on
+//! a readiness failure) and the rehearsal's argument check. Each check runs
+//! against a small tree made here, so that what it must catch is there.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Out {
+    let o = cmd.output().expect("runs");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Whether python3 and shfmt are here (scripts/test.sh installs both before
+/// anything else); outside CI a test without them is skipped.
+fn checker_tools() -> bool {
+    let ok = ["python3", "shfmt"].iter().all(|p| {
+        // runs: python3 shfmt
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 and shfmt are needed in CI (scripts/test.sh installs them)"
+        );
+        eprintln!("skipped: python3 or shfmt is not installed");
+    }
+    ok
+}
+
+/// A project tree with the given files (path, text).
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p: PathBuf = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    dir
+}
+
+fn check(dir: &Path) -> Out {
+    // runs: python3
+    run(Command::new("python3")
+        .arg(repo().join("scripts/check-commands"))
+        .arg("--root")
+        .arg(dir))
+}
+
+const SCRIPT: &str = "#!/usr/bin/env bash
+wait_for() { # wait_for SECONDS NAME CMD...
+    local secs=$1 name=$2
+    shift 2
+    \"$@\"
+}
+start() {
+    mkdir -p /tmp/x
+    wait_for 5 etcd etcdctl endpoint health
+    out=$(date +%s | sed s/1/2/)
+    nohup env A=1 B=\"$out\" memcached -d &
+    \"$bin/pg_ctl\" start
+}
+\"start\"
+";
+
+const MANIFEST: &str = "# NAME PACKAGE WHERE
+mkdir coreutils path
+date coreutils path
+sed sed path
+nohup coreutils path
+env coreutils path
+etcdctl etcd-client path
+memcached memcached path
+pg_ctl postgresql /usr/lib/postgresql/*/bin
+";
+
+#[test]
+fn every_program_a_script_runs_is_found_through_pipes_substitutions_and_wrappers() {
+    if !checker_tools() {
+        return;
+    }
+    let dir = tree(&[
+        ("scripts/run.sh", SCRIPT),
+        ("scripts/commands.txt", MANIFEST),
+    ]);
+    let ok = check(dir.path());
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stdout.contains("8 programs"), "{}", ok.stdout);
+    // each one, taken out of the declarations, is named with where it runs
+    for (name, line) in [
+        ("etcdctl", 9),
+        ("memcached", 11),
+        ("sed", 10),
+        ("date", 10),
+        ("pg_ctl", 12),
+        ("mkdir", 8),
+    ] {
+        let manifest: String = MANIFEST
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{name} ")))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(dir.path().join("scripts/commands.txt"), manifest).unwrap();
+        let r = check(dir.path());
+        assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "scripts/run.sh:{line}: runs `{name}`, which scripts/commands.txt does not declare"
+            )),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("1 problem(s)"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn a_declaration_nothing_uses_and_a_program_it_cannot_name_are_problems() {
+    if !checker_tools() {
+        return;
+    }
+    let dir = tree(&[
+        ("scripts/run.sh", "#!/bin/sh\n\"$tool\" --x\n"),
+        (
+            "scripts/commands.txt",
+            "redis-cli redis-tools path\ncc gcc build\n",
+        ),
+    ]);
+    let r = check(dir.path());
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("scripts/run.sh:2: cannot tell which program this runs"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("scripts/commands.txt:1: `redis-cli` is declared but nothing runs it"),
+        "{}",
+        r.stderr
+    );
+    // a build tool is declared for cargo, which no script names
+    assert!(!r.stderr.contains("`cc`"), "{}", r.stderr);
+    // the comment that names it
+    std::fs::write(
+        dir.path().join("scripts/run.sh"),
+        "#!/bin/sh\n# runs: redis-cli\n\"$tool\" --x\n",
+    )
+    .unwrap();
+    let r = check(dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn the_programs_rust_tests_spawn_are_found_directly_and_through_helpers() {
+    if !checker_tools() {
+        return;
+    }
+    let rust = r#"
+fn start(program: &str, port: u16) -> Child {
+    Command::new(program).arg(port.to_string()).spawn().unwrap()
+}
+fn t() {
+    Command::new("etcdctl").output();
+    start("redis-server", 1);
+    let bin = Path::new("/usr/lib/postgresql/15/bin");
+    start(&bin.join("initdb").to_string_lossy(), 2);
+    let exe = std::env::current_exe().unwrap();
+    Command::new(exe);
+}
+"#;
+    let dir = tree(&[
+        ("tests/t.rs", rust),
+        (
+            "scripts/commands.txt",
+            "etcdctl etcd-client path\nredis-server redis-server path\ninitdb postgresql /usr/lib/postgresql/*/bin\n",
+        ),
+    ]);
+    let r = check(dir.path());
+    assert_eq!(r.code, 1);
+    let problems: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(problems.len(), 2, "{}", r.stderr);
+    assert!(
+        problems[0].contains("tests/t.rs:11: cannot tell which program this runs"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(
+        dir.path().join("tests/t.rs"),
+        rust.replace("    Command::new(exe);", "    // runs: yardstick\n    Command::new(exe);"),
+    )
+    .unwrap();
+    let r = check(dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("4 programs"), "{}", r.stdout);
+    // the helper's call sites name the programs
+    std::fs::write(
+        dir.path().join("scripts/commands.txt"),
+        "etcdctl etcd-client path\ninitdb postgresql /usr/lib/postgresql/*/bin\n",
+    )
+    .unwrap();
+    let r = check(dir.path());
+    assert!(
+        r.stderr.contains("tests/t.rs:7: runs `redis-server`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_program_declared_with_a_package_that_does_not_own_it_is_named() {
+    if !checker_tools() {
+        return;
+    }
+    let owner = Command::new("dpkg-query")
+        .args(["-S", "/bin/sed"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("sed:"));
+    if !owner {
+        eprintln!("skipped: not a Debian machine with sed from its package");
+        return;
+    }
+    let dir = tree(&[
+        ("scripts/run.sh", "#!/bin/sh\nsed -n p x\n"),
+        ("scripts/commands.txt", "sed grep path\n"),
+    ]);
+    let r = check(dir.path());
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("`sed` is declared as package grep, but /usr/bin/sed belongs to sed"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn this_repository_declares_every_program_it_runs() {
+    if !checker_tools() {
+        return;
+    }
+    let r = check(repo());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Runs `bash -c SCRIPT` with scripts/lib.sh sourced, in `dir`.
+fn with_lib(dir: &Path, script: &str) -> Out {
+    // runs: bash
+    run(Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            ". '{}'; {script}",
+            repo().join("scripts/lib.sh").display()
+        ))
+        .current_dir(dir))
+}
+
+#[test]
+fn a_server_that_never_becomes_ready_is_reported_with_its_logs_last_lines() {
+    let dir = tree(&[(
+        "server.log",
+        &(1..=40)
+            .map(|i| format!("log line {i}\n"))
+            .collect::<String>(),
+    )]);
+    let r = with_lib(dir.path(), "wait_for 1 demo server.log false");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("demo did not become ready within 1s"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("the last lines of server.log"));
+    assert!(r.stderr.contains("| log line 40"), "{}", r.stderr);
+    assert!(r.stderr.contains("| log line 26"), "{}", r.stderr);
+    assert!(!r.stderr.contains("| log line 25"), "{}", r.stderr);
+    let ok = with_lib(dir.path(), "wait_for 1 demo server.log true && echo ready");
+    assert_eq!(ok.code, 0);
+    assert_eq!(ok.stdout.trim(), "ready");
+}
+
+#[test]
+fn need_installs_nothing_present_and_refuses_an_undeclared_program() {
+    let dir = tree(&[(
+        "scripts/commands.txt",
+        "# the shell\nbash bash path\nkubectl kubectl optional\nfound bash /nonexistent/dir\n",
+    )]);
+    // present, or needed only outside the tests: nothing to install
+    let ok = with_lib(dir.path(), "need bash kubectl && echo done");
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(ok.stdout.trim(), "done");
+    let r = with_lib(dir.path(), "need etcdctl");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("etcdctl is not declared in scripts/commands.txt"),
+        "{}",
+        r.stderr
+    );
+    // declared in a directory: found only there, not on PATH
+    let r = with_lib(dir.path(), "present found /nonexistent/dir || echo missing");
+    assert_eq!(r.stdout.trim(), "missing");
+}
+
+#[test]
+fn the_rehearsal_refuses_an_unknown_option_before_any_work() {
+    // runs: scripts/fresh-check
+    let r = run(Command::new(repo().join("scripts/fresh-check")).arg("--fast"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("unknown option --fast; usage: scripts/fresh-check [--keep] [REV]"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
