@@ -205,7 +205,10 @@ fn t() {
     );
     std::fs::write(
         dir.path().join("tests/t.rs"),
-        rust.replace("    Command::new(exe);", "    // runs: yardstick\n    Command::new(exe);"),
+        rust.replace(
+            "    Command::new(exe);",
+            "    // runs: yardstick\n    Command::new(exe);",
+        ),
     )
     .unwrap();
     let r = check(dir.path());
