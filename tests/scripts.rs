@@ -186,6 +186,10 @@ fn t() {
     let exe = std::env::current_exe().unwrap();
     Command::new(exe);
 }
+fn text() -> &'static str {
+    // not calls: Command::new(a) in a comment, and in a string
+    "Command::new(b) and \"Command::new(c)\""
+}
 "#;
     let dir = tree(&[
         ("tests/t.rs", rust),

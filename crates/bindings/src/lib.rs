@@ -302,9 +302,22 @@ fn unknown_scheme(scheme: &str) -> BindingError {
         other => other,
     };
     if let Some(info) = SCHEMES.iter().find(|s| s.scheme == scheme) {
+        let feature = info.feature.unwrap_or(scheme);
+        // the engines that link Debian's libraries are the only optional ones
+        let packages = match scheme {
+            "rocksdb" => "librocksdb-dev libclang-dev",
+            "leveldb" => "libleveldb-dev",
+            "wiredtiger" => "libwiredtiger-dev",
+            _ => "",
+        };
+        if !packages.is_empty() {
+            return BindingError::Unsupported(format!(
+                "{scheme}:// is not built into this binary: it links a system library; \
+                 apt-get install {packages}, then cargo install --path . --features {feature}"
+            ));
+        }
         return BindingError::Unsupported(format!(
-            "{scheme}:// is not built into this binary: rebuild with --features {}",
-            info.feature.unwrap_or(scheme)
+            "{scheme}:// is not built into this binary: rebuild with --features {feature}"
         ));
     }
     let known: Vec<&str> = SCHEMES
@@ -321,6 +334,18 @@ fn unknown_scheme(scheme: &str) -> BindingError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_engine_left_out_names_its_feature_and_packages() {
+        let e = unknown_scheme("rocksdb").to_string();
+        if cfg!(feature = "rocksdb") {
+            return;
+        }
+        assert!(
+            e.contains("apt-get install librocksdb-dev libclang-dev, then cargo install --path . --features rocksdb"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn unknown_schemes_list_the_known_ones() {

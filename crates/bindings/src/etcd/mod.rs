@@ -1,5 +1,6 @@
 //! `etcd://[user:password@]host1:2379,host2:2379,host3:2379`: etcd's v3 API
-//! over gRPC (`etcd-client`, tonic), requests balanced over every listed member.
+//! over gRPC (tonic, the messages declared in [`rpc`]), requests balanced over
+//! every listed member.
 //!
 //! A record is one key (`prefix` + YCSB key) whose value is the record
 //! encoded by [`crate::kv`]. `insert` is a transaction "create_revision == 0
@@ -13,7 +14,9 @@
 use crate::kv;
 use crate::net::run_cold;
 use crate::url::Target;
-use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, KvClient, Txn, TxnOp};
+mod rpc;
+
+use rpc::{Client, Compare, CompareOp, ConnectOptions, RangeRequest};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use yardstick_core::binding::*;
@@ -60,27 +63,27 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![0]
 }
 
-fn status_of(e: &etcd_client::Error) -> Status {
-    use etcd_client::Error as E;
-    match e {
-        E::GRpcStatus(s) => match s.code() {
-            tonic::Code::DeadlineExceeded => Status::Timeout,
-            tonic::Code::Unavailable | tonic::Code::Cancelled => Status::Unavailable,
-            _ if s.message().contains("leader changed")
-                || s.message().contains("no leader")
-                || s.message().contains("timed out") =>
-            {
-                Status::Unavailable
-            }
-            _ => Status::Error,
-        },
-        E::TransportError(_) | E::IoError(_) => Status::Unavailable,
+fn status_of(s: &tonic::Status) -> Status {
+    match s.code() {
+        tonic::Code::DeadlineExceeded => Status::Timeout,
+        tonic::Code::Unavailable | tonic::Code::Cancelled => Status::Unavailable,
+        _ if s.message().contains("leader changed")
+            || s.message().contains("no leader")
+            || s.message().contains("timed out")
+            || s.message().contains("transport error") =>
+        {
+            Status::Unavailable
+        }
         _ => Status::Error,
     }
 }
 
-fn open_error(endpoints: &[String], e: &etcd_client::Error) -> BindingError {
-    let text = e.to_string();
+fn open_error(endpoints: &[String], e: &tonic::Status) -> BindingError {
+    let text = if e.message().is_empty() {
+        e.code().description().to_string()
+    } else {
+        e.message().to_string()
+    };
     if text.contains("authentication failed") || text.contains("invalid auth") {
         return BindingError::Unavailable(format!(
             "etcd at {} refused the login: wrong user or password; fix the credentials in --db",
@@ -127,20 +130,16 @@ impl EtcdBinding {
                 "etcd:// needs at least one member: etcd://host1:2379,host2:2379,host3:2379".into(),
             ));
         }
-        let mut options = ConnectOptions::new()
-            .with_timeout(target.duration("timeout", 10)?)
-            .with_connect_timeout(target.duration("connect_timeout", 5)?);
-        if let Some(u) = userinfo {
-            let (user, password) = u.split_once(':').unwrap_or((u, ""));
-            options = options.with_user(user, password);
-        }
         let tls = tls_ca.is_some();
-        if let Some(pem) = tls_ca {
-            options = options.with_tls(
-                etcd_client::TlsOptions::new()
-                    .ca_certificate(etcd_client::Certificate::from_pem(pem)),
-            );
-        }
+        let options = ConnectOptions {
+            timeout: Some(target.duration("timeout", 10)?),
+            connect_timeout: Some(target.duration("connect_timeout", 5)?),
+            tls_ca_pem: tls_ca,
+            user: userinfo.map(|u| {
+                let (user, password) = u.split_once(':').unwrap_or((u, ""));
+                (user.to_string(), password.to_string())
+            }),
+        };
         let serializable = match target.param("consistency").unwrap_or("linearizable") {
             "linearizable" => false,
             "serializable" => true,
@@ -162,7 +161,7 @@ impl EtcdBinding {
             update_mode: opts.update_mode,
         };
         let (version, members, leader, db_size) = run_cold(async {
-            let mut c = Client::connect(&inner.endpoints, Some(inner.options.clone()))
+            let mut c = Client::connect(&inner.endpoints, &inner.options)
                 .await
                 .map_err(|e| open_error(&inner.endpoints, &e))?;
             let status = c
@@ -173,14 +172,9 @@ impl EtcdBinding {
                 .member_list()
                 .await
                 .map_err(|e| open_error(&inner.endpoints, &e))?
-                .members()
+                .members
                 .len();
-            Ok((
-                status.version().to_string(),
-                members,
-                status.leader(),
-                status.db_size(),
-            ))
+            Ok((status.version, members, status.leader, status.db_size))
         })?;
         let mut settings = BTreeMap::new();
         settings.insert(
@@ -213,12 +207,12 @@ impl Binding for EtcdBinding {
 
     async fn session(&self) -> Result<EtcdSession, BindingError> {
         // the channel's tasks run on this worker's runtime
-        let client = Client::connect(&self.inner.endpoints, Some(self.inner.options.clone()))
+        let client = Client::connect(&self.inner.endpoints, &self.inner.options)
             .await
             .map_err(|e| open_error(&self.inner.endpoints, &e))?;
         Ok(EtcdSession {
             inner: self.inner.clone(),
-            kv: client.kv_client(),
+            kv: client,
             key: Vec::new(),
             value: Vec::new(),
         })
@@ -231,16 +225,25 @@ impl Binding for EtcdBinding {
 
 pub struct EtcdSession {
     inner: Arc<Inner>,
-    kv: KvClient,
+    kv: Client,
     key: Vec<u8>,
     value: Vec<u8>,
 }
 
-fn failed(e: etcd_client::Error) -> Outcome {
+fn failed(e: tonic::Status) -> Outcome {
     Outcome::failed(status_of(&e), e)
 }
 
 impl EtcdSession {
+    /// A one-key read, linearizable or serializable as configured.
+    fn point(&self, key: Vec<u8>) -> RangeRequest {
+        RangeRequest {
+            key,
+            serializable: self.inner.serializable,
+            ..RangeRequest::default()
+        }
+    }
+
     fn full_key(&mut self, key: &[u8]) -> Vec<u8> {
         self.key.clear();
         self.key.extend_from_slice(&self.inner.prefix);
@@ -248,21 +251,11 @@ impl EtcdSession {
         self.key.clone()
     }
 
-    fn get_options(&self) -> Option<GetOptions> {
-        self.inner
-            .serializable
-            .then(|| GetOptions::new().with_serializable())
-    }
-
     /// Writes `self.value` to `key` if `when` holds; whether it did.
     async fn put_if(&mut self, key: Vec<u8>, when: Vec<Compare>) -> Result<bool, Outcome> {
-        let txn = Txn::new()
-            .when(when)
-            .and_then([TxnOp::put(key, self.value.clone(), None)]);
         self.kv
-            .txn(txn)
+            .put_if(when, key, self.value.clone())
             .await
-            .map(|r| r.succeeded())
             .map_err(failed)
     }
 
@@ -278,7 +271,7 @@ impl EtcdSession {
         if insert || kv::is_whole(n, values) {
             kv::encode(n, values, &mut self.value);
             if upsert {
-                return match self.kv.put(full, self.value.clone(), None).await {
+                return match self.kv.put(full, self.value.clone()).await {
                     Ok(_) => Outcome::ok(0, bytes),
                     Err(e) => failed(e),
                 };
@@ -296,24 +289,24 @@ impl EtcdSession {
             };
         }
         for _ in 0..CAS_ATTEMPTS {
-            let mut got = match self.kv.get(full.clone(), None).await {
+            let got = match self.kv.range(self.point(full.clone())).await {
                 Ok(r) => r,
                 Err(e) => return failed(e),
             };
-            let when = match got.take_kvs().into_iter().next() {
+            let when = match got.kvs.into_iter().next() {
                 None if !upsert => return Outcome::status(Status::NotFound),
                 None => {
                     kv::encode(n, values, &mut self.value);
                     vec![Compare::create_revision(full.clone(), CompareOp::Equal, 0)]
                 }
                 Some(old) => {
-                    if let Err(e) = kv::merge(n, old.value(), values, &mut self.value) {
+                    if let Err(e) = kv::merge(n, &old.value, values, &mut self.value) {
                         return Outcome::failed(Status::Error, e);
                     }
                     vec![Compare::mod_revision(
                         full.clone(),
                         CompareOp::Equal,
-                        old.mod_revision(),
+                        old.mod_revision,
                     )]
                 }
             };
@@ -333,10 +326,9 @@ impl EtcdSession {
 impl Session for EtcdSession {
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         let full = self.full_key(key);
-        let options = self.get_options();
-        match self.kv.get(full, options).await {
-            Ok(mut r) => match r.take_kvs().into_iter().next() {
-                Some(kvp) => match kv::decode(self.inner.fields, kvp.value(), fields, out) {
+        match self.kv.range(self.point(full)).await {
+            Ok(r) => match r.kvs.into_iter().next() {
+                Some(kvp) => match kv::decode(self.inner.fields, &kvp.value, fields, out) {
                     Ok(bytes) => Outcome::ok(1, bytes),
                     Err(e) => Outcome::failed(Status::Error, e),
                 },
@@ -353,21 +345,20 @@ impl Session for EtcdSession {
         fields: Fields,
         out: &mut ScanRows,
     ) -> Outcome {
-        let from = self.full_key(start);
-        let mut options = GetOptions::new()
-            .with_range(self.inner.prefix_end.clone())
-            .with_limit(count.min(i64::MAX as u64) as i64);
-        if self.inner.serializable {
-            options = options.with_serializable();
-        }
-        let mut r = match self.kv.get(from, Some(options)).await {
+        let range = RangeRequest {
+            key: self.full_key(start),
+            range_end: self.inner.prefix_end.clone(),
+            limit: count.min(i64::MAX as u64) as i64,
+            serializable: self.inner.serializable,
+        };
+        let r = match self.kv.range(range).await {
             Ok(r) => r,
             Err(e) => return failed(e),
         };
         let (mut n, mut bytes) = (0, 0);
-        for kvp in r.take_kvs() {
-            let key = &kvp.key()[self.inner.prefix.len()..];
-            match kv::decode(self.inner.fields, kvp.value(), fields, out.push(key)) {
+        for kvp in r.kvs {
+            let key = &kvp.key[self.inner.prefix.len()..];
+            match kv::decode(self.inner.fields, &kvp.value, fields, out.push(key)) {
                 Ok(b) => bytes += b,
                 Err(e) => return Outcome::failed(Status::Error, e),
             }
@@ -386,8 +377,8 @@ impl Session for EtcdSession {
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {
         let full = self.full_key(key);
-        match self.kv.delete(full, None).await {
-            Ok(r) if r.deleted() == 0 => Outcome::status(Status::NotFound),
+        match self.kv.delete(full, Vec::new()).await {
+            Ok(r) if r.deleted == 0 => Outcome::status(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(e) => failed(e),
         }
@@ -395,197 +386,4 @@ impl Session for EtcdSession {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn server_url() -> String {
-        std::env::var("YARDSTICK_ETCD_URL")
-            .unwrap_or_else(|_| "etcd://127.0.0.1:52379,127.0.0.1:52479,127.0.0.1:52579".into())
-    }
-
-    fn available() -> bool {
-        let first = server_url().replace(',', "/");
-        crate::testing::server_available("etcd", &first, "scripts/services start etcd")
-    }
-
-    fn open_url(url: &str, opts: &OpenOptions) -> Result<EtcdBinding, BindingError> {
-        EtcdBinding::open(&Target::parse(url)?, opts)
-    }
-
-    fn open_fresh(opts: &OpenOptions) -> Result<EtcdBinding, BindingError> {
-        open_url(
-            &format!(
-                "{}?prefix={}/",
-                server_url(),
-                crate::net::unique_name("conf")
-            ),
-            opts,
-        )
-    }
-
-    yardstick_core::conformance_suite!(open_fresh, available);
-
-    fn opts() -> OpenOptions {
-        OpenOptions {
-            schema: Schema {
-                table: "usertable".into(),
-                fields: vec!["field0".into()],
-            },
-            insert_mode: InsertMode::Insert,
-            update_mode: UpdateMode::Update,
-            create: true,
-            sessions: 1,
-            data_integrity: false,
-            scans: true,
-        }
-    }
-
-    /// Serializable reads come from whichever member the channel picks and may
-    /// trail the leader, so they do not promise read-your-writes (the
-    /// conformance suite's premise); they must still see a write shortly.
-    #[test]
-    fn serializable_reads_are_recorded_and_catch_up_with_writes() {
-        if !available() {
-            return;
-        }
-        let url = format!(
-            "{}?consistency=serializable&prefix={}/",
-            server_url(),
-            crate::net::unique_name("ser")
-        );
-        let b = open_url(&url, &opts()).unwrap();
-        assert_eq!(b.info().settings["reads"], "serializable (local member)");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut s = b.session().await.unwrap();
-            let mut ws = WriteSet::default();
-            ws.push(0).extend_from_slice(b"v");
-            assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
-            let mut rec = Record::with_fields(1);
-            let mut seen = false;
-            for _ in 0..100 {
-                if s.read(b"k", Fields::All, &mut rec).await.status == Status::Ok {
-                    seen = true;
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            assert!(seen, "a serializable read never saw the write");
-        });
-    }
-
-    #[test]
-    fn prefix_ends_bound_scans_to_the_prefix() {
-        assert_eq!(prefix_end(b"abc/"), b"abc0".to_vec());
-        assert_eq!(prefix_end(b"a\xff"), b"b".to_vec());
-        assert_eq!(prefix_end(b""), vec![0]);
-    }
-
-    #[test]
-    fn cluster_facts_are_recorded_and_bad_urls_are_one_clear_line() {
-        let e = open_url("etcd://127.0.0.1:1", &opts())
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("cannot connect to etcd at http://127.0.0.1:1"),
-            "{e}"
-        );
-        let e = open_url(&format!("{}?consistency=eventual", server_url()), &opts())
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("consistency=eventual is not known"), "{e}");
-        if !available() {
-            return;
-        }
-        let b = open_fresh(&opts()).unwrap();
-        let info = b.info();
-        assert!(info.version.starts_with("3."), "{}", info.version);
-        assert_eq!(info.settings["cluster_members"], "3");
-        assert_eq!(info.settings["reads"], "linearizable (quorum)");
-    }
-
-    /// A private single-member etcd serving TLS with the test CA's certificate.
-    #[test]
-    fn tls_with_the_test_ca_connects_and_is_recorded() {
-        if !available() {
-            return;
-        }
-        let tls = std::path::PathBuf::from(crate::testing::test_ca());
-        let tls = tls.parent().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let port = |l: &std::net::TcpListener| l.local_addr().unwrap().port();
-        let (a, b) = (
-            std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
-            std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
-        );
-        let (client, peer) = (port(&a), port(&b));
-        drop((a, b));
-        let mut etcd = std::process::Command::new("etcd")
-            .args([
-                "--name",
-                "t",
-                "--data-dir",
-                dir.path().join("d").to_str().unwrap(),
-                "--listen-client-urls",
-                &format!("https://127.0.0.1:{client}"),
-                "--advertise-client-urls",
-                &format!("https://127.0.0.1:{client}"),
-                "--listen-peer-urls",
-                &format!("http://127.0.0.1:{peer}"),
-                "--initial-advertise-peer-urls",
-                &format!("http://127.0.0.1:{peer}"),
-                "--initial-cluster",
-                &format!("t=http://127.0.0.1:{peer}"),
-                "--cert-file",
-                tls.join("server.crt").to_str().unwrap(),
-                "--key-file",
-                tls.join("server.key").to_str().unwrap(),
-                "--unsafe-no-fsync",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("etcd runs");
-        let url = format!(
-            "etcd://127.0.0.1:{client}?tls_ca={}",
-            crate::testing::test_ca()
-        );
-        let mut opened = Err(BindingError::Io("not tried".into()));
-        for _ in 0..100 {
-            opened = open_url(&url, &opts());
-            if opened.is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let b = opened.unwrap();
-        assert_eq!(b.info().settings["tls"], "true");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut s = b.session().await.unwrap();
-            let mut ws = WriteSet::default();
-            ws.push(0).extend_from_slice(b"over tls");
-            assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
-        });
-        // plain HTTP to a TLS member fails at open, in one line
-        let e = open_url(
-            &format!("etcd://127.0.0.1:{client}?connect_timeout=2s&timeout=2s"),
-            &opts(),
-        )
-        .err()
-        .unwrap()
-        .to_string();
-        assert!(e.contains("cannot connect to etcd"), "{e}");
-        let _ = etcd.kill();
-        let _ = etcd.wait();
-    }
-}
+mod tests;
