@@ -136,7 +136,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     },
     SchemeInfo {
         scheme: "etcd",
-        description: "etcd v3 (etcd-client, gRPC): get/put/range/delete, transactions for insert/update semantics, linearizable or serializable reads",
+        description: "etcd v3 (gRPC over tonic): get/put/range/delete, transactions for insert/update semantics, linearizable or serializable reads",
         example: "etcd://127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379",
         feature: Some("etcd"),
         built: cfg!(feature = "etcd"),
@@ -294,6 +294,27 @@ pub fn open<V: WithBinding>(
     }
 }
 
+/// A known binding this binary was built without: the feature to build it
+/// with, and for the engines that link Debian's libraries (the only ones the
+/// default build leaves out) the packages they need.
+fn not_built(scheme: &str, feature: &str) -> BindingError {
+    let packages = match scheme {
+        "rocksdb" => "librocksdb-dev libclang-dev",
+        "leveldb" => "libleveldb-dev",
+        "wiredtiger" => "libwiredtiger-dev",
+        _ => "",
+    };
+    if packages.is_empty() {
+        return BindingError::Unsupported(format!(
+            "{scheme}:// is not built into this binary: rebuild with --features {feature}"
+        ));
+    }
+    BindingError::Unsupported(format!(
+        "{scheme}:// is not built into this binary: it links a system library; \
+         apt-get install {packages}, then cargo install --path . --features {feature}"
+    ))
+}
+
 fn unknown_scheme(scheme: &str) -> BindingError {
     let scheme = match scheme {
         "postgresql" => "postgres",
@@ -302,23 +323,7 @@ fn unknown_scheme(scheme: &str) -> BindingError {
         other => other,
     };
     if let Some(info) = SCHEMES.iter().find(|s| s.scheme == scheme) {
-        let feature = info.feature.unwrap_or(scheme);
-        // the engines that link Debian's libraries are the only optional ones
-        let packages = match scheme {
-            "rocksdb" => "librocksdb-dev libclang-dev",
-            "leveldb" => "libleveldb-dev",
-            "wiredtiger" => "libwiredtiger-dev",
-            _ => "",
-        };
-        if !packages.is_empty() {
-            return BindingError::Unsupported(format!(
-                "{scheme}:// is not built into this binary: it links a system library; \
-                 apt-get install {packages}, then cargo install --path . --features {feature}"
-            ));
-        }
-        return BindingError::Unsupported(format!(
-            "{scheme}:// is not built into this binary: rebuild with --features {feature}"
-        ));
+        return not_built(scheme, info.feature.unwrap_or(scheme));
     }
     let known: Vec<&str> = SCHEMES
         .iter()
@@ -337,14 +342,13 @@ mod tests {
 
     #[test]
     fn an_engine_left_out_names_its_feature_and_packages() {
-        let e = unknown_scheme("rocksdb").to_string();
-        if cfg!(feature = "rocksdb") {
-            return;
-        }
+        let e = not_built("rocksdb", "rocksdb").to_string();
         assert!(
             e.contains("apt-get install librocksdb-dev libclang-dev, then cargo install --path . --features rocksdb"),
             "{e}"
         );
+        let e = not_built("wiredtiger", "wiredtiger").to_string();
+        assert!(e.contains("apt-get install libwiredtiger-dev, then"), "{e}");
     }
 
     #[test]
