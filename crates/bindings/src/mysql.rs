@@ -9,7 +9,7 @@
 //! affected rows and the update would look like a missing key).
 use crate::net::run_cold;
 use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert};
-use crate::url::{parse_duration, Target};
+use crate::url::Target;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, SslOpts, Statement, Value};
 use std::collections::BTreeMap;
@@ -171,14 +171,7 @@ pub(crate) fn endpoint(target: &Target, url: &str) -> Result<Endpoint, BindingEr
             "engine={engine} is not a storage engine name (for example InnoDB, MyRocks, Aria)"
         )));
     }
-    let connect_timeout = match target.param("connect_timeout") {
-        None => Duration::from_secs(10),
-        Some(v) => parse_duration(v).ok_or_else(|| {
-            BindingError::Config(format!(
-                "connect_timeout={v} is not a duration; write for example connect_timeout=5s"
-            ))
-        })?,
-    };
+    let connect_timeout = target.duration("connect_timeout", 10)?;
     let ssl = match (
         target.param("tls"),
         target.param("tls_ca"),

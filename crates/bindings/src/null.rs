@@ -4,7 +4,7 @@
 //! then spins for precision, as a blocking engine call would); `?store=memory`
 //! keeps records in an in-memory ordered map with the full semantics of a real
 //! database, which is what the conformance suite and end-to-end tests use.
-use crate::url::{parse_duration, Target};
+use crate::url::Target;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,12 +23,7 @@ pub const OPTIONS: &[&str] = &["latency", "store"];
 impl NullBinding {
     pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
-        let latency = match target.param("latency") {
-            Some(v) => parse_duration(v).ok_or_else(|| {
-                BindingError::Config(format!("null:// latency={v} is not a duration: use for example latency=200us or latency=1ms"))
-            })?,
-            None => Duration::ZERO,
-        };
+        let latency = target.duration_or("latency", Duration::ZERO)?;
         let store = match target.param("store").unwrap_or("none") {
             "none" => None,
             "memory" => Some(Arc::new(Mutex::new(Table::new()))),

@@ -7,7 +7,7 @@
 //! (bytes per connection, e.g. 64MiB; default SQLite's 2 MiB), `busy_timeout`
 //! (10s), `mmap_size` (bytes, default 0).
 use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert, WriteKind};
-use crate::url::{parse_bytes, parse_duration, Target};
+use crate::url::{parse_bytes, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, ErrorCode, OpenFlags, ToSql};
 use std::collections::BTreeMap;
@@ -93,14 +93,7 @@ pub(crate) fn settings_of(target: &Target) -> Result<(PathBuf, Settings), Bindin
             })
             .transpose()
     };
-    let busy_timeout = match target.param("busy_timeout") {
-        Some(v) => parse_duration(v).ok_or_else(|| {
-            BindingError::Config(format!(
-                "sqlite busy_timeout={v} is not a duration: use for example busy_timeout=10s"
-            ))
-        })?,
-        None => Duration::from_secs(10),
-    };
+    let busy_timeout = target.duration("busy_timeout", 10)?;
     let settings = Settings {
         journal_mode,
         synchronous,

@@ -58,38 +58,17 @@ impl Target {
 
     /// Option `name` as a duration (`5s`, `250ms`, ...), `default_secs` when absent.
     pub fn duration(&self, name: &str, default_secs: u64) -> Result<Duration, BindingError> {
+        self.duration_or(name, Duration::from_secs(default_secs))
+    }
+
+    /// Option `name` as a duration ([`yardstick_core::units`]), `default` when absent.
+    pub fn duration_or(&self, name: &str, default: Duration) -> Result<Duration, BindingError> {
         match self.param(name) {
-            None => Ok(Duration::from_secs(default_secs)),
-            Some(v) => parse_duration(v).ok_or_else(|| {
-                BindingError::Config(format!(
-                    "{name}={v} is not a duration; write for example {name}=5s"
-                ))
-            }),
+            None => Ok(default),
+            Some(v) => yardstick_core::units::parse_duration(v)
+                .map_err(|e| BindingError::Config(format!("URL option {name}={v}: {e}"))),
         }
     }
-}
-
-/// `200us`, `1.5ms`, `2s`, `500ns`, or a bare number of microseconds.
-pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic() || c == 'µ') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, "us"),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
-    let secs = match unit {
-        "ns" => v / 1e9,
-        "us" | "µs" => v / 1e6,
-        "ms" => v / 1e3,
-        "s" => v,
-        "m" | "min" => v * 60.0,
-        _ => return None,
-    };
-    Some(Duration::from_secs_f64(secs))
 }
 
 /// `64MiB`, `512KiB`, `1G`, `1000000` (bytes).
@@ -134,12 +113,16 @@ mod tests {
 
     #[test]
     fn parses_durations_and_sizes() {
-        assert_eq!(parse_duration("200us"), Some(Duration::from_micros(200)));
-        assert_eq!(parse_duration("1.5ms"), Some(Duration::from_micros(1500)));
-        assert_eq!(parse_duration("2s"), Some(Duration::from_secs(2)));
-        assert_eq!(parse_duration("50"), Some(Duration::from_micros(50)));
-        assert_eq!(parse_duration("fast"), None);
-        assert_eq!(parse_duration("-1ms"), None);
+        let t = Target::parse("null://?latency=200us&bare=50&fast=fast").unwrap();
+        assert_eq!(
+            t.duration("latency", 0).unwrap(),
+            Duration::from_micros(200)
+        );
+        assert_eq!(t.duration("absent", 2).unwrap(), Duration::from_secs(2));
+        let e = t.duration("bare", 0).unwrap_err().to_string();
+        assert!(e.contains("URL option bare=50: '50' has no unit"), "{e}");
+        let e = t.duration("fast", 0).unwrap_err().to_string();
+        assert!(e.contains("'fast' is not a duration"), "{e}");
         assert_eq!(parse_bytes("64MiB"), Some(64 << 20));
         assert_eq!(parse_bytes("1g"), Some(1 << 30));
         assert_eq!(parse_bytes("lots"), None);

@@ -33,6 +33,14 @@ pub struct CliError {
     pub message: String,
 }
 
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
 impl CliError {
     pub fn bad_input(message: impl std::fmt::Display) -> Self {
         CliError {
@@ -271,26 +279,9 @@ pub fn parse_size_arg(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-/// `30s`, `5m`, `1.5h`, `250ms`, or plain seconds.
+/// A duration flag: `30s`, `5m`, `1.5h`, `250ms` ([`yardstick_core::units`]).
 pub fn parse_duration_arg(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("'{s}' is not a duration: use for example 30s, 5m or 250ms"))?;
-    let secs = match unit {
-        "" | "s" => v,
-        "ms" => v / 1e3,
-        "us" => v / 1e6,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => return Err(format!("'{s}' has an unknown unit: use ms, s, m or h")),
-    };
-    Ok(Duration::from_secs_f64(secs))
+    yardstick_core::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// Runs the command line `args` (program name first) and returns the exit code.
@@ -428,11 +419,19 @@ mod tests {
     }
 
     #[test]
+    fn a_cli_error_displays_its_message_and_is_an_error() {
+        let e: Box<dyn std::error::Error> =
+            Box::new(CliError::bad_input("--threads 0: give 1 or more"));
+        assert_eq!(e.to_string(), "--threads 0: give 1 or more");
+        assert_eq!(CliError::failed("x").code, EXIT_FAILED);
+    }
+
+    #[test]
     fn durations_parse_with_units() {
         assert_eq!(parse_duration_arg("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration_arg("5m"), Ok(Duration::from_secs(300)));
         assert_eq!(parse_duration_arg("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration_arg("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration_arg("2").unwrap_err().contains("has no unit"));
         assert!(parse_duration_arg("soon").is_err());
         assert!(parse_duration_arg("3 fortnights").is_err());
     }

@@ -13,8 +13,8 @@ pub struct StatusLine {
 
 impl StatusLine {
     pub fn new(quiet: bool, label: &str) -> Self {
-        // SAFETY: isatty only inspects the descriptor.
-        let tty = unsafe { libc::isatty(2) } == 1;
+        use std::io::IsTerminal;
+        let tty = std::io::stderr().is_terminal();
         StatusLine {
             tty,
             quiet,

@@ -9,6 +9,7 @@
 //! | [`stats`] | mergeable HdrHistogram recorders and summaries |
 //! | [`result`] | the versioned JSON result, environment capture, secret redaction |
 //! | [`conformance`] | the suite every binding must pass |
+//! | [`units`] | durations, read the same in flags, properties and URL options |
 pub mod binding;
 pub mod conformance;
 pub mod generator;
@@ -18,4 +19,5 @@ pub mod rng;
 pub mod run;
 pub mod stats;
 pub mod tpcc;
+pub mod units;
 pub mod workload;
