@@ -152,6 +152,7 @@ fn an_interrupted_suite_resumes_from_the_last_finished_phase() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     // Ctrl-C reaches the whole foreground process group
+    // SAFETY: kill(2) with our child's process group (it is its leader).
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

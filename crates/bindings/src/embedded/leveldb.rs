@@ -138,6 +138,7 @@ fn take_error(err: *mut c_char) -> Result<(), String> {
     let msg = unsafe { CStr::from_ptr(err) }
         .to_string_lossy()
         .into_owned();
+    // SAFETY: `err` came from LevelDB's malloc and is not used after this.
     unsafe { ffi::leveldb_free(err.cast::<c_void>()) };
     Err(msg)
 }
@@ -155,6 +156,7 @@ struct Db {
 // SAFETY: a leveldb_t is safe for concurrent use by many threads (LevelDB's
 // documented guarantee); the option objects are only read after open.
 unsafe impl Send for Db {}
+// SAFETY: as above: shared references only call LevelDB's thread-safe API.
 unsafe impl Sync for Db {}
 
 impl Drop for Db {
@@ -317,6 +319,7 @@ impl Handle for LevelHandle {
         out.clear();
         // SAFETY: `v` points to `len` bytes.
         out.extend_from_slice(unsafe { std::slice::from_raw_parts(v.cast::<u8>(), len) });
+        // SAFETY: `v` came from LevelDB's malloc and was copied above.
         unsafe { ffi::leveldb_free(v.cast::<c_void>()) };
         Ok(true)
     }

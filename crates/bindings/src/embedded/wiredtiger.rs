@@ -106,6 +106,7 @@ struct Conn(*mut WtConnection);
 
 // SAFETY: a WT_CONNECTION is thread-safe (WiredTiger's documented guarantee).
 unsafe impl Send for Conn {}
+// SAFETY: as above: sessions are opened from it concurrently, which WiredTiger allows.
 unsafe impl Sync for Conn {}
 
 impl Drop for Conn {
@@ -364,16 +365,23 @@ impl Handle for WtHandle {
         while code == 0 && n < count {
             let (mut k, mut kl, mut v, mut vl) =
                 (std::ptr::null(), 0usize, std::ptr::null(), 0usize);
+            // SAFETY: an open cursor positioned by the seek or the last next.
             code = unsafe { ys_wt_current(c, &mut k, &mut kl, &mut v, &mut vl) };
             if code != 0 {
                 break;
             }
-            row(
-                unsafe { std::slice::from_raw_parts(k.cast::<u8>(), kl) },
-                unsafe { std::slice::from_raw_parts(v.cast::<u8>(), vl) },
-            );
+            // SAFETY: `k` and `v` point to `kl` and `vl` bytes owned by the
+            // cursor until its next move, after `row` has copied them.
+            let (key, value) = unsafe {
+                (
+                    std::slice::from_raw_parts(k.cast::<u8>(), kl),
+                    std::slice::from_raw_parts(v.cast::<u8>(), vl),
+                )
+            };
+            row(key, value);
             n += 1;
             if n < count {
+                // SAFETY: an open cursor; the slices above are no longer used.
                 code = unsafe { ys_wt_next(c) };
             }
         }

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 /// User + system CPU time consumed by the whole process so far.
 pub fn process_cpu_time() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is valid.
+    // SAFETY: rusage is plain integers, for which all-zero bytes are valid.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we pass; RUSAGE_SELF is valid.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     if rc != 0 {
         return Duration::ZERO;
