@@ -49,6 +49,7 @@ pub mod redis;
 pub mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tpcc;
 pub mod url;

@@ -30,6 +30,7 @@ pub fn use_ring_for_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+#[cfg(any(test, feature = "testing"))]
 pub use crate::testing::unique_name;
 
 #[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]

@@ -8,9 +8,10 @@
 //! | [`run`] | threads x slots, open/closed-loop pacing, interval sampling |
 //! | [`stats`] | mergeable HdrHistogram recorders and summaries |
 //! | [`result`] | the versioned JSON result, environment capture, secret redaction |
-//! | [`conformance`] | the suite every binding must pass |
+//! | `conformance` | the suite every binding must pass (feature `testing`) |
 //! | [`units`] | durations, read the same in flags, properties and URL options |
 pub mod binding;
+#[cfg(feature = "testing")]
 pub mod conformance;
 pub mod generator;
 pub mod op;
