@@ -241,7 +241,7 @@ fn killing_the_leader_mid_run_loses_no_acknowledged_write() {
                     "--concurrency",
                     "4",
                     "--status-interval",
-                    "0.5",
+                    "500ms",
                     "-q",
                     "--out",
                     "run.json",

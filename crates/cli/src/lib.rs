@@ -188,7 +188,7 @@ pub struct PhaseArgs {
     /// Summary format on standard output.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Seconds between status lines and time-series points (sets status.interval), 100ms to 1h.
+    /// Time between status lines and time-series points (sets status.interval), 100ms to 1h, e.g. 1s.
     #[arg(long, value_parser = parse_duration_arg)]
     pub status_interval: Option<Duration>,
     /// No status line.
