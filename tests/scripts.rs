@@ -3,6 +3,8 @@
 //! helpers of scripts/lib.sh (installing declared programs, a server's log on
 //! a readiness failure) and the rehearsal's argument check. Each check runs
 //! against a small tree made here, so that what it must catch is there.
+mod common;
+use common::Run;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -10,15 +12,9 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(cmd: &mut Command) -> Out {
+fn run(cmd: &mut Command) -> Run {
     let o = cmd.output().expect("runs");
-    Out {
+    Run {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -56,7 +52,7 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-fn check(dir: &Path) -> Out {
+fn check(dir: &Path) -> Run {
     // runs: python3
     run(Command::new("python3")
         .arg(repo().join("scripts/check-commands"))
@@ -269,7 +265,7 @@ fn this_repository_declares_every_program_it_runs() {
 }
 
 /// Runs `bash -c SCRIPT` with scripts/lib.sh sourced, in `dir`.
-fn with_lib(dir: &Path, script: &str) -> Out {
+fn with_lib(dir: &Path, script: &str) -> Run {
     // runs: bash
     run(Command::new("bash")
         .arg("-c")

@@ -285,9 +285,12 @@ impl Client {
         R: Message + Default + Send + Sync + 'static,
     {
         let mut request = tonic::Request::new(message);
-        let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(t) = token {
-            request.metadata_mut().insert("token", t);
+        // without a login there is no token: no lock on the per-operation path
+        if self.user.is_some() {
+            let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(t) = token {
+                request.metadata_mut().insert("token", t);
+            }
         }
         self.grpc.ready().await.map_err(transport)?;
         let codec = tonic_prost::ProstCodec::<Q, R>::default();
