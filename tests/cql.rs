@@ -1,5 +1,4 @@
 //! End-to-end against the Cassandra test node (`scripts/services start cassandra`).
-#![cfg(feature = "cql")]
 mod common;
 use common::*;
 

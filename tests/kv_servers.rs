@@ -1,12 +1,10 @@
 //! End-to-end against Redis and memcached: load + run through the CLI against
 //! the shared test servers (`scripts/services start redis memcached`), and a
 //! private server of each that the test kills in the middle of a run.
-#![cfg(any(feature = "redis", feature = "memcached"))]
 mod common;
 use common::*;
 use std::process::Child;
 
-#[cfg(feature = "redis")]
 mod redis {
     use super::*;
 
@@ -149,7 +147,6 @@ mod redis {
     }
 }
 
-#[cfg(feature = "memcached")]
 mod memcached {
     use super::*;
 

@@ -1,6 +1,5 @@
 //! End-to-end against the MongoDB-protocol test server. The test peer is
 //! FerretDB v1 over SQLite (`scripts/services start ferretdb`), not mongod.
-#![cfg(feature = "mongodb")]
 mod common;
 use common::*;
 

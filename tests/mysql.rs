@@ -1,6 +1,5 @@
 //! End-to-end against the MariaDB test server (`scripts/services start mariadb`).
 //! Built with `--features mysql`; in CI a missing server fails the tests.
-#![cfg(feature = "mysql")]
 mod common;
 use common::*;
 

@@ -1,6 +1,5 @@
 //! End-to-end against the PostgreSQL test server (`scripts/services start postgres`).
 //! Built with `--features postgres`; in CI a missing server fails the tests.
-#![cfg(feature = "postgres")]
 mod common;
 use common::*;
 

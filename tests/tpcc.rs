@@ -4,8 +4,9 @@
 mod common;
 use common::*;
 use std::path::Path;
-use yardstick_bindings::tpcc::sqlite::SqliteConn;
+use yardstick_bindings::sqlite::tpcc::SqliteConn;
 use yardstick_bindings::tpcc::{num, Conn, Isolation};
+use yardstick_bindings::Target;
 
 fn db(dir: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(dir.join("t.db")).unwrap()
@@ -51,7 +52,7 @@ fn assert_same_data(a: &[f64], b: &[f64]) {
 
 fn sqlite_conn(path: &Path) -> SqliteConn {
     SqliteConn::open(
-        &format!("sqlite://{}", path.display()),
+        &Target::parse(&format!("sqlite://{}", path.display())).unwrap(),
         false,
         Isolation::Serializable,
     )
@@ -96,7 +97,6 @@ fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> 
 }
 
 /// `catalog` (the index names, sorted) lists exactly the two secondary indexes.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn assert_secondary_indexes<C: Conn>(c: &mut C, catalog: &'static str) {
     let names: Vec<String> = c
         .query(catalog, &[])
@@ -108,7 +108,6 @@ fn assert_secondary_indexes<C: Conn>(c: &mut C, catalog: &'static str) {
 }
 
 /// The result's four consistency checks ran and passed.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
 fn assert_checks_pass(v: &serde_json::Value) {
     let checks = v["checks"].as_array().unwrap();
     assert!(
@@ -193,7 +192,7 @@ fn pipelines_keep_order_and_errors<C: Conn>(c: &mut C, table: &str) {
 fn sqlite_pipelines_keep_order_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = SqliteConn::open(
-        &format!("sqlite://{}", dir.path().join("p.db").display()),
+        &Target::parse(&format!("sqlite://{}", dir.path().join("p.db").display())).unwrap(),
         true,
         Isolation::Serializable,
     )
@@ -595,7 +594,6 @@ fn bad_tpcc_input_is_refused_in_one_line() {
 }
 
 /// Against the PostgreSQL test server (`scripts/services start postgres`).
-#[cfg(feature = "postgres")]
 mod postgres {
     use super::*;
 
@@ -632,8 +630,11 @@ mod postgres {
         );
         assert_eq!(l.code, 0, "{}", l.stderr);
         assert!(l.stdout.contains("rows/s"), "{}", l.stdout);
-        let mut pg =
-            yardstick_bindings::tpcc::postgres::PgConn::open(&u, Isolation::ReadCommitted).unwrap();
+        let mut pg = yardstick_bindings::postgres::tpcc::PgConn::open(
+            &Target::parse(&u).unwrap(),
+            Isolation::ReadCommitted,
+        )
+        .unwrap();
         assert_secondary_indexes(
             &mut pg,
             "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN ('customer_name', 'oorder_customer') ORDER BY 1",
@@ -693,9 +694,11 @@ mod postgres {
         ) {
             return;
         }
-        let mut c =
-            yardstick_bindings::tpcc::postgres::PgConn::open(&url(), Isolation::ReadCommitted)
-                .unwrap();
+        let mut c = yardstick_bindings::postgres::tpcc::PgConn::open(
+            &Target::parse(&url()).unwrap(),
+            Isolation::ReadCommitted,
+        )
+        .unwrap();
         let table = yardstick_bindings::testing::unique_name("pipe");
         pipelines_keep_order_and_errors(&mut c, &table);
     }
@@ -710,9 +713,11 @@ mod postgres {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let mut admin =
-            yardstick_bindings::tpcc::postgres::PgConn::open(&url(), Isolation::ReadCommitted)
-                .unwrap();
+        let mut admin = yardstick_bindings::postgres::tpcc::PgConn::open(
+            &Target::parse(&url()).unwrap(),
+            Isolation::ReadCommitted,
+        )
+        .unwrap();
         let name = yardstick_bindings::testing::unique_name("tpcc");
         admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
         let u = format!("{}/{name}", url().rsplit_once('/').unwrap().0);
@@ -722,8 +727,11 @@ mod postgres {
         );
         assert_eq!(l.code, 0, "{}", l.stderr);
         assert_eq!(load(dir.path(), "1").code, 0);
-        let mut pg =
-            yardstick_bindings::tpcc::postgres::PgConn::open(&u, Isolation::ReadCommitted).unwrap();
+        let mut pg = yardstick_bindings::postgres::tpcc::PgConn::open(
+            &Target::parse(&u).unwrap(),
+            Isolation::ReadCommitted,
+        )
+        .unwrap();
         assert_same_data(
             &fingerprint(&mut sqlite_conn(&dir.path().join("t.db"))),
             &fingerprint(&mut pg),
@@ -734,10 +742,9 @@ mod postgres {
 }
 
 /// Against the MariaDB test server (`scripts/services start mariadb`).
-#[cfg(feature = "mysql")]
 mod mysql {
     use super::*;
-    use yardstick_bindings::tpcc::mysql::MysqlConn;
+    use yardstick_bindings::mysql::tpcc::MysqlConn;
 
     fn url() -> String {
         std::env::var("YARDSTICK_MYSQL_URL")
@@ -753,7 +760,9 @@ mod mysql {
     impl Fresh {
         fn new() -> Fresh {
             let name = yardstick_bindings::testing::unique_name("tpcc");
-            let mut admin = MysqlConn::open(&url(), Isolation::RepeatableRead).unwrap();
+            let mut admin =
+                MysqlConn::open(&Target::parse(&url()).unwrap(), Isolation::RepeatableRead)
+                    .unwrap();
             admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
             Fresh {
                 url: format!("{}/{name}", url().rsplit_once('/').unwrap().0),
@@ -764,7 +773,9 @@ mod mysql {
 
     impl Drop for Fresh {
         fn drop(&mut self) {
-            if let Ok(mut admin) = MysqlConn::open(&url(), Isolation::RepeatableRead) {
+            if let Ok(mut admin) =
+                MysqlConn::open(&Target::parse(&url()).unwrap(), Isolation::RepeatableRead)
+            {
                 let _ = admin.batch(&format!("DROP DATABASE {}", self.name));
             }
         }
@@ -783,7 +794,9 @@ mod mysql {
         let mut prints = Vec::new();
         for local_infile in [true, false] {
             let db = Fresh::new();
-            let mut c = MysqlConn::open(&db.url, Isolation::RepeatableRead).unwrap();
+            let mut c =
+                MysqlConn::open(&Target::parse(&db.url).unwrap(), Isolation::RepeatableRead)
+                    .unwrap();
             c.use_local_infile(local_infile);
             let k = load::prepare(&mut c, 1, LoadMethod::Fast).unwrap();
             load::items(&mut c, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
@@ -804,7 +817,8 @@ mod mysql {
             return;
         }
         let db = Fresh::new();
-        let mut c = MysqlConn::open(&db.url, Isolation::RepeatableRead).unwrap();
+        let mut c =
+            MysqlConn::open(&Target::parse(&db.url).unwrap(), Isolation::RepeatableRead).unwrap();
         pipelines_keep_order_and_errors(&mut c, "pipe");
     }
 
@@ -838,7 +852,8 @@ mod mysql {
         assert!(l.stdout.contains("fast path"), "{}", l.stdout);
         // the same seed gives the same data as on SQLite
         assert_eq!(load(dir.path(), "1").code, 0);
-        let mut m = MysqlConn::open(&u, Isolation::RepeatableRead).unwrap();
+        let mut m =
+            MysqlConn::open(&Target::parse(&u).unwrap(), Isolation::RepeatableRead).unwrap();
         // the secondary indexes were built after the rows, and the note is gone
         assert_secondary_indexes(
             &mut m,
@@ -876,7 +891,8 @@ mod mysql {
         );
         drop(m);
         // warehouse 2 is gone but still marked loaded: reload it for the run
-        let mut m = MysqlConn::open(&u, Isolation::RepeatableRead).unwrap();
+        let mut m =
+            MysqlConn::open(&Target::parse(&u).unwrap(), Isolation::RepeatableRead).unwrap();
         m.batch("DELETE FROM tpcc_meta WHERE name = 'warehouse:2'")
             .unwrap();
         drop(m);

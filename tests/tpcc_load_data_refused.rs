@@ -4,11 +4,11 @@
 //! database. A test binary of its own, because it turns the test server's
 //! global setting off for its load (and back on), which the loads of the
 //! other tests must not see (cargo runs test binaries one after another).
-#![cfg(feature = "mysql")]
 mod common;
 use common::yardstick;
-use yardstick_bindings::tpcc::mysql::MysqlConn;
+use yardstick_bindings::mysql::tpcc::MysqlConn;
 use yardstick_bindings::tpcc::{load, Conn, Isolation};
+use yardstick_bindings::Target;
 
 fn url() -> String {
     std::env::var("YARDSTICK_MYSQL_URL")
@@ -41,12 +41,15 @@ fn a_server_that_refuses_load_data_local_is_loaded_with_multi_row_inserts() {
         return;
     }
     let name = yardstick_bindings::testing::unique_name("tpcc");
-    let mut admin = MysqlConn::open(&url(), Isolation::RepeatableRead).unwrap();
+    let mut admin =
+        MysqlConn::open(&Target::parse(&url()).unwrap(), Isolation::RepeatableRead).unwrap();
     admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
     let u = format!("{}/{name}", url().rsplit_once('/').unwrap().0);
     let dir = tempfile::tempdir().unwrap();
 
-    let off = LocalInfileOff::new(MysqlConn::open(&url(), Isolation::RepeatableRead).unwrap());
+    let off = LocalInfileOff::new(
+        MysqlConn::open(&Target::parse(&url()).unwrap(), Isolation::RepeatableRead).unwrap(),
+    );
     let l = yardstick(
         dir.path(),
         &["tpcc", "load", "--db", &u, "--warehouses", "1", "-q"],
@@ -54,7 +57,7 @@ fn a_server_that_refuses_load_data_local_is_loaded_with_multi_row_inserts() {
     drop(off);
     assert_eq!(l.code, 0, "{}", l.stderr);
 
-    let mut m = MysqlConn::open(&u, Isolation::RepeatableRead).unwrap();
+    let mut m = MysqlConn::open(&Target::parse(&u).unwrap(), Isolation::RepeatableRead).unwrap();
     let counts = load::counts(&mut m).unwrap();
     for (table, rows) in [
         ("item", 100_000),

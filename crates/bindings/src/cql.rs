@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
@@ -179,8 +180,22 @@ async fn prepare(s: &CqlSession, inner: &Inner) -> Result<Statements, BindingErr
     })
 }
 
-impl CqlBinding {
-    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for CqlBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["cql"],
+        flavours: &[],
+        description: "Cassandra / ScyllaDB / YugabyteDB YCQL (scylla driver): prepared statements, token-aware routing, LWT for insert/update semantics, unlogged batches",
+        example: "cql://127.0.0.1:9042/ycsb?consistency=quorum&replication=3",
+        docs: "docs/bindings/cql.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         let (authority, path) = target

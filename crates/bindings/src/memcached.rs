@@ -18,6 +18,7 @@ use tokio::io::{
     AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf,
 };
 use tokio::net::TcpStream;
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
@@ -359,8 +360,22 @@ impl Inner {
     }
 }
 
-impl MemcachedBinding {
-    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for MemcachedBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["memcached"],
+        flavours: &[],
+        description: "memcached (text protocol, own client): get/add/set/replace/cas/delete; no scans",
+        example: "memcached://127.0.0.1:11211",
+        docs: "docs/bindings/memcached.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: false,
+            scan: false,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         if opts.scans {

@@ -18,6 +18,7 @@ use mongodb::{Client, Collection};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// MongoDB's duplicate key error code.
@@ -63,8 +64,23 @@ fn open_error(server: &str, e: &mongodb::error::Error) -> BindingError {
     }
 }
 
-impl MongoBinding {
-    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for MongoBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["mongodb"],
+        flavours: &[],
+        description: "MongoDB protocol (official driver): one document per record, insertMany batches; write concern and read preference from the URL",
+        example: "mongodb://127.0.0.1:27017/ycsb?w=majority",
+        docs: "docs/bindings/mongodb.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let url = target.url.as_str();
         crate::net::use_ring_for_tls();
         let _ = target;
         let parsed = run_cold(async {
@@ -458,7 +474,7 @@ mod tests {
     }
 
     fn open_url(url: &str, opts: &OpenOptions) -> Result<MongoBinding, BindingError> {
-        MongoBinding::open(&Target::parse(url)?, url, opts)
+        MongoBinding::open(&Target::parse(url)?, opts)
     }
 
     /// A database per check: checks share the server but no documents.

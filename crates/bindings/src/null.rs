@@ -8,6 +8,7 @@ use crate::url::Target;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 type Table = BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>>;
@@ -20,8 +21,22 @@ pub struct NullBinding {
 
 pub const OPTIONS: &[&str] = &["latency", "store"];
 
-impl NullBinding {
-    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for NullBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["null"],
+        flavours: &[],
+        description: "no database: measures the harness itself; ?latency=200us simulates service time, ?store=memory keeps data in memory",
+        example: "null://?latency=200us",
+        docs: "docs/bindings/null.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: false,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
         let latency = target.duration_or("latency", Duration::ZERO)?;
         let store = match target.param("store").unwrap_or("none") {

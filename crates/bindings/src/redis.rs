@@ -26,6 +26,7 @@ use redis::{AsyncConnectionConfig, Client, RedisError, Script, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
@@ -177,8 +178,23 @@ fn first_node(v: Value) -> Option<Value> {
     }
 }
 
-impl RedisBinding {
-    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for RedisBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["redis", "rediss"],
+        flavours: &[],
+        description: "Redis (redis-rs, multiplexed): YCSB's hash-per-record model with a sorted-set index, or ?model=string for GET/SET; clusters; TLS with rediss://",
+        example: "redis://:password@127.0.0.1:6379?model=hash&pipeline=1",
+        docs: "docs/bindings/redis.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let url = target.url.as_str();
         crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         let base = url.split('?').next().unwrap_or(url);
@@ -940,7 +956,7 @@ mod tests {
     }
 
     fn open_url(url: &str, opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
-        RedisBinding::open(&Target::parse(url)?, url, opts)
+        RedisBinding::open(&Target::parse(url)?, opts)
     }
 
     /// Every open gets its own key prefix, so checks share the server but no keys.

@@ -7,6 +7,8 @@ use yardstick_core::binding::BindingError;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
+    /// The URL as given: drivers that parse URLs themselves get it whole.
+    pub url: String,
     pub scheme: String,
     /// Everything between `://` and `?`.
     pub rest: String,
@@ -28,6 +30,7 @@ impl Target {
             params.insert(k.to_ascii_lowercase(), v.to_string());
         }
         Ok(Target {
+            url: url.to_string(),
             scheme: scheme.to_ascii_lowercase(),
             rest: rest.to_string(),
             params,

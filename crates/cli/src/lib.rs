@@ -286,7 +286,10 @@ pub fn parse_duration_arg(s: &str) -> Result<Duration, String> {
 
 /// Runs the command line `args` (program name first) and returns the exit code.
 pub fn main_with_args(args: Vec<OsString>) -> i32 {
-    let cli = match Cli::try_parse_from(&args) {
+    let parsed = list::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };

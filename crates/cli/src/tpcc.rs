@@ -5,10 +5,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
-use yardstick_bindings::tpcc::{
-    check, load, run, Conn, DbError, Done, Isolation, LoadMethod, Row, Stmt, TextRows, Value,
-};
-use yardstick_core::binding::EngineInfo;
+use yardstick_bindings::tpcc::{self, check, load, run, DbError, Isolation, LoadMethod};
 use yardstick_core::result::{self, ClientInfo, ErrorSample, HostInfo, Tool};
 use yardstick_core::tpcc::result::{Database, TpccConfig, TpccResult, TPCC_SCHEMA_VERSION};
 use yardstick_core::tpcc::Constants;
@@ -23,6 +20,7 @@ pub enum TpccCommand {
     Run(RunArgs),
     /// Check the consistency conditions 1-4 of the specification.
     Check {
+        /// Target database URL, as loaded by `yardstick tpcc load`.
         #[arg(long, value_name = "URL")]
         db: String,
     },
@@ -30,7 +28,7 @@ pub enum TpccCommand {
 
 #[derive(Args, Debug)]
 pub struct LoadArgs {
-    /// Target database: sqlite:///path.db, postgres://..., mysql://...
+    /// Target database URL, for example sqlite:///path.db or postgres://user:password@host/db.
     #[arg(long, value_name = "URL")]
     pub db: String,
     /// Warehouses (the scale factor; about 100 MB each).
@@ -60,6 +58,7 @@ pub struct LoadArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
+    /// Target database URL, as loaded by `yardstick tpcc load`.
     #[arg(long, value_name = "URL")]
     pub db: String,
     /// Warehouses the terminals use (at most the loaded count).
@@ -104,167 +103,31 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-/// Any connection behind one type, so the transaction code is compiled once.
-pub struct AnyConn(Box<dyn Conn + Send>);
-
-impl Conn for AnyConn {
-    fn begin(&mut self) -> Result<(), DbError> {
-        self.0.begin()
-    }
-    fn commit(&mut self) -> Result<(), DbError> {
-        self.0.commit()
-    }
-    fn rollback(&mut self) -> Result<(), DbError> {
-        self.0.rollback()
-    }
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
-        self.0.query(sql, params)
-    }
-    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
-        self.0.execute(sql, params)
-    }
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.0.batch(sql)
-    }
-    fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
-        self.0.create_index(ddl)
-    }
-    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
-        self.0.load(table, rows)
-    }
-    fn text_load_time(&self) -> Option<String> {
-        self.0.text_load_time()
-    }
-    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
-        self.0.load_text(table, text)
-    }
-    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
-        self.0.pipeline(stmts)
-    }
-    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
-        self.0.defer(stmts)
-    }
-}
-
-/// What a database is, for the result.
-struct Opened {
-    conn: AnyConn,
-    engine: EngineInfo,
-    isolation: String,
-    statements: &'static str,
-}
-
+/// The URL's scheme, for the result's name and database section.
 fn scheme(url: &str) -> String {
     url.split("://").next().unwrap_or("").to_ascii_lowercase()
 }
 
-/// The isolation level a database runs at unless --isolation says otherwise.
-fn default_isolation(scheme: &str) -> Isolation {
-    match scheme {
-        "sqlite" => Isolation::Serializable,
-        "mysql" | "mariadb" => Isolation::RepeatableRead,
-        _ => Isolation::ReadCommitted,
-    }
-}
-
-fn parse_isolation(s: Option<&str>, url: &str) -> Result<Isolation, CliError> {
-    match s {
-        None => Ok(default_isolation(&scheme(url))),
-        Some(s) => Isolation::parse(s).ok_or_else(|| {
+fn parse_isolation(s: Option<&str>) -> Result<Option<Isolation>, CliError> {
+    s.map(|s| {
+        Isolation::parse(s).ok_or_else(|| {
             CliError::bad_input(format!(
                 "--isolation {s} is not a level yardstick tpcc runs: use {}",
                 Isolation::NAMES
             ))
-        }),
-    }
+        })
+    })
+    .transpose()
 }
 
-#[cfg(any(feature = "postgres", feature = "mysql"))]
-fn engine(
-    name: &str,
-    version: &str,
-    settings: &std::collections::BTreeMap<String, String>,
-) -> EngineInfo {
-    EngineInfo {
-        name: name.into(),
-        version: version.into(),
-        settings: settings.clone(),
-    }
-}
-
-/// A server connection whose transactions lock the rows they change with
-/// SELECT ... FOR UPDATE at the chosen isolation level.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
-fn locking(
-    c: impl Conn + Send + 'static,
-    engine: EngineInfo,
-    iso: Isolation,
-    statements: &'static str,
-) -> Opened {
-    Opened {
-        conn: AnyConn(Box::new(c)),
-        engine,
-        isolation: format!("{iso}, with SELECT ... FOR UPDATE on the rows a transaction changes"),
-        statements,
-    }
-}
-
-fn open(url: &str, create: bool, isolation: Isolation) -> Result<Opened, CliError> {
-    let redacted = |e: DbError| {
+/// Opens one TPC-C connection through the registry, at `isolation` or the
+/// binding's default; an error is the user's to fix, with the URL's secrets removed.
+fn open(url: &str, create: bool, isolation: Option<Isolation>) -> Result<tpcc::Opened, CliError> {
+    tpcc::open(url, create, isolation).map_err(|e| {
         let mut r = result::Redactor::default();
         r.add_url(url);
         CliError::bad_input(r.redact(&e.message))
-    };
-    match scheme(url).as_str() {
-        "sqlite" => {
-            use yardstick_bindings::tpcc::sqlite::SqliteConn;
-            let c = SqliteConn::open(url, create, isolation).map_err(redacted)?;
-            let engine = EngineInfo {
-                name: "sqlite".into(),
-                version: c.version.clone(),
-                settings: Default::default(),
-            };
-            Ok(Opened {
-                conn: AnyConn(Box::new(c)),
-                engine,
-                isolation: "serializable (BEGIN IMMEDIATE: one writing transaction at a time)"
-                    .into(),
-                statements: SqliteConn::STATEMENTS,
-            })
-        }
-        #[cfg(feature = "postgres")]
-        "postgres" | "postgresql" => {
-            use yardstick_bindings::tpcc::postgres::PgConn;
-            let c = PgConn::open(url, isolation).map_err(redacted)?;
-            let engine = engine("postgresql", &c.version, &c.settings);
-            Ok(locking(c, engine, isolation, PgConn::STATEMENTS))
-        }
-        #[cfg(feature = "mysql")]
-        "mysql" | "mariadb" => {
-            use yardstick_bindings::tpcc::mysql::MysqlConn;
-            let c = MysqlConn::open(url, isolation).map_err(redacted)?;
-            let engine = engine(&c.name, &c.version, &c.settings);
-            Ok(locking(c, engine, isolation, MysqlConn::STATEMENTS))
-        }
-        other => {
-            let mut missing = Vec::new();
-            if !cfg!(feature = "postgres") {
-                missing.push("postgres:// needs --features postgres");
-            }
-            if !cfg!(feature = "mysql") {
-                missing.push("mysql:// needs --features mysql");
-            }
-            Err(CliError::bad_input(format!(
-                "yardstick tpcc does not support {other}:// in this build: use sqlite:///path.db{}{}",
-                if cfg!(feature = "postgres") { ", postgres://" } else { "" },
-                if cfg!(feature = "mysql") { ", mysql://" } else { "" },
-            ) + &if missing.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", missing.join("; "))
-            }))
-        }
-    }
+    })
 }
 
 fn db_err<'a>(what: &str, url: &'a str) -> impl Fn(DbError) -> CliError + 'a {
@@ -281,7 +144,7 @@ pub fn execute(cmd: &TpccCommand, command_line: Vec<String>) -> Result<i32, CliE
         TpccCommand::Load(a) => load_cmd(a),
         TpccCommand::Run(a) => run_cmd(a, command_line),
         TpccCommand::Check { db } => {
-            let mut o = open(db, false, default_isolation(&scheme(db)))?;
+            let mut o = open(db, false, None)?;
             let s = load::state(&mut o.conn).map_err(db_err("cannot read the load state", db))?;
             if !s.schema {
                 return Err(CliError::bad_input(
@@ -300,7 +163,7 @@ pub fn execute(cmd: &TpccCommand, command_line: Vec<String>) -> Result<i32, CliE
 }
 
 fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
-    let isolation = default_isolation(&scheme(&a.db));
+    let isolation = None;
     let method = if a.method == "insert" {
         LoadMethod::Insert
     } else {
@@ -437,7 +300,7 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
 }
 
 fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, CliError> {
-    let isolation = parse_isolation(a.isolation.as_deref(), &a.db)?;
+    let isolation = parse_isolation(a.isolation.as_deref())?;
     let mut o = open(&a.db, false, isolation)?;
     let state = load::state(&mut o.conn).map_err(db_err("cannot read the load state", &a.db))?;
     if !state.schema {

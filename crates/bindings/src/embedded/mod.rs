@@ -1,5 +1,6 @@
-//! Embedded ordered key-value engines (RocksDB, LevelDB, WiredTiger, LMDB, redb,
-//! fjall): one generic binding over a small per-engine trait.
+//! The generic binding of the embedded ordered key-value engines (RocksDB,
+//! LevelDB, WiredTiger, LMDB, redb, fjall, each in its own module beside
+//! this one): one binding over a small per-engine trait.
 //!
 //! Every engine stores a record as one value under its YCSB key, in the layout
 //! of [`crate::kv`] (what YCSB's RocksDB binding does with its serialized field
@@ -22,19 +23,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use yardstick_core::binding::*;
-
-#[cfg(feature = "fjall")]
-pub mod fjall;
-#[cfg(feature = "leveldb")]
-pub mod leveldb;
-#[cfg(feature = "lmdb")]
-pub mod lmdb;
-#[cfg(feature = "redb")]
-pub mod redb;
-#[cfg(feature = "rocksdb")]
-pub mod rocksdb;
-#[cfg(feature = "wiredtiger")]
-pub mod wiredtiger;
 
 /// An opened engine: thread-safe, hands out one handle per session.
 pub trait Engine: Send + Sync + 'static {

@@ -19,6 +19,7 @@ mod rpc;
 use rpc::{Client, Compare, CompareOp, ConnectOptions, RangeRequest};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
@@ -96,8 +97,22 @@ fn open_error(endpoints: &[String], e: &tonic::Status) -> BindingError {
     ))
 }
 
-impl EtcdBinding {
-    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for EtcdBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["etcd"],
+        flavours: &[],
+        description: "etcd v3 (gRPC over tonic): get/put/range/delete, transactions for insert/update semantics, linearizable or serializable reads",
+        example: "etcd://127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379",
+        docs: "docs/bindings/etcd.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: false,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         target.allow_only(OPTIONS)?;
         let authority = target.rest.split('/').next().unwrap_or("");
         let (userinfo, hosts) = match authority.rsplit_once('@') {

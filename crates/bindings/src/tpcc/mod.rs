@@ -3,18 +3,17 @@
 //! synchronous connection interface each database implements (one connection
 //! per terminal thread). Statements use `?` placeholders and ` FOR UPDATE`;
 //! each database's connection rewrites them to its own dialect once, when it
-//! prepares them.
+//! prepares them. A connection lives beside its binding (`sqlite/tpcc.rs`,
+//! `postgres/tpcc.rs`, `mysql/tpcc.rs`) and is found through the registry
+//! ([`Support`] in the binding's descriptor); [`open`] opens any of them.
 pub mod check;
 pub mod load;
-#[cfg(feature = "mysql")]
-pub mod mysql;
-#[cfg(feature = "postgres")]
-pub mod postgres;
+mod open;
 pub mod run;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 mod text;
 pub mod txn;
+
+pub use open::{locking, open, support, Opened, Support};
 
 pub use text::{rows_from_text, TextRows};
 

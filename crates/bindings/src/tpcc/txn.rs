@@ -487,14 +487,19 @@ pub fn stock_level<C: Conn>(c: &mut C, s: &StockLevel) -> Result<(Ended, i64), D
 #[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
-    use crate::tpcc::sqlite::SqliteConn;
+    use crate::sqlite::tpcc::SqliteConn;
     use crate::tpcc::{insert_sql, Isolation, INDEXES, SCHEMA};
     use yardstick_core::tpcc::{rows, Constants, OrderLineInput, Random};
 
     /// Warehouse 1, district 1, customer 1, items 1 and 2 with stock 20 and 15.
     fn tiny(dir: &std::path::Path) -> SqliteConn {
         let url = format!("sqlite://{}", dir.join("t.db").display());
-        let mut c = SqliteConn::open(&url, true, Isolation::Serializable).unwrap();
+        let mut c = SqliteConn::open(
+            &crate::Target::parse(&url).unwrap(),
+            true,
+            Isolation::Serializable,
+        )
+        .unwrap();
         for ddl in SCHEMA.iter().chain(INDEXES) {
             c.batch(ddl).unwrap();
         }

@@ -5,7 +5,8 @@
 //! `block_size` ([4KiB]), `compression` (snappy or none [snappy]),
 //! `write_buffer_size` ([4MiB]), `bloom_bits` (0 for none [10]),
 //! `max_open_files` ([1000]), `sync` (fsync every write [false]).
-use super::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -400,6 +401,26 @@ impl Handle for LevelHandle {
             ffi::leveldb_writebatch_destroy(b);
         }
         take_error(e)
+    }
+}
+
+impl Registered for LevelBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["leveldb"],
+        flavours: &[],
+        description: "LevelDB (the system's libleveldb, C API): cache, block size, compression, bloom filter",
+        example: "leveldb:///var/tmp/level?cache_size=512MiB",
+        docs: "docs/bindings/embedded.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        open(target, opts)
     }
 }
 

@@ -3,7 +3,9 @@
 //! increments are done by UPDATE, so no update is lost), prepared statements
 //! typed by the server, serialization failures and deadlocks retried, and
 //! the loader's fast path is `COPY ... FROM STDIN`.
-use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, TextRows, Value};
+use crate::tpcc::{
+    Conn, DbError, Done, ErrorKind, Isolation, Opened, Pending, Row, Stmt, Support, TextRows, Value,
+};
 use crate::url::Target;
 use futures_util::SinkExt;
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -105,14 +107,32 @@ fn value(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
     })
 }
 
+/// PostgreSQL's entry in the registry's TPC-C dispatch.
+pub const SUPPORT: Support = Support {
+    open: |target, _create, isolation| {
+        let c = PgConn::open(target, isolation)?;
+        let engine = yardstick_core::binding::EngineInfo {
+            name: "postgresql".into(),
+            version: c.version.clone(),
+            settings: c.settings.clone(),
+        };
+        Ok(Opened {
+            conn: Box::new(c),
+            engine,
+            isolation: crate::tpcc::locking(isolation),
+            statements: PgConn::STATEMENTS,
+        })
+    },
+    default_isolation: Isolation::ReadCommitted,
+};
+
 impl PgConn {
     /// How the terminals send statements, for the result.
     pub const STATEMENTS: &'static str = "prepared statements (extended protocol), pipelined: a transaction's independent statements go out together, BEGIN with the first and COMMIT with the last";
 
     /// Connects and checks that the server takes transactions at `isolation`.
-    pub fn open(url: &str, isolation: Isolation) -> Result<PgConn, DbError> {
-        let target = Target::parse(url).map_err(DbError::other)?;
-        let ep = crate::postgres::endpoint(&target, url).map_err(DbError::other)?;
+    pub fn open(target: &Target, isolation: Isolation) -> Result<PgConn, DbError> {
+        let ep = crate::postgres::endpoint(target).map_err(DbError::other)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -149,7 +169,7 @@ impl PgConn {
         if let Some(s) = self.statements.get(&(sql.as_ptr() as usize)) {
             return Ok(s.clone());
         }
-        let text = super::numbered_placeholders(sql);
+        let text = crate::tpcc::numbered_placeholders(sql);
         let st = self.rt.block_on(self.client.prepare(&text)).map_err(err)?;
         self.statements.insert(sql.as_ptr() as usize, st.clone());
         Ok(st)

@@ -8,7 +8,8 @@
 //! ([4KiB]), `bloom_bits` (bloom filter bits per key, 0 for none [10]),
 //! `max_background_jobs` ([2]), `max_open_files` ([-1]: all), `sync` (fsync
 //! the WAL on every write [false]), `disable_wal` ([false]).
-use super::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteBatch, WriteOptions, DB};
 use std::collections::BTreeMap;
@@ -212,7 +213,7 @@ pub struct RocksHandle {
 impl Handle for RocksHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
         let v = self.db.get_pinned(key).map_err(err)?;
-        Ok(super::found(v.as_deref(), out))
+        Ok(crate::embedded::found(v.as_deref(), out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
@@ -248,6 +249,26 @@ impl Handle for RocksHandle {
             batch.put(k, v);
         }
         self.db.write_opt(batch, &self.write).map_err(err)
+    }
+}
+
+impl Registered for RocksBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["rocksdb"],
+        flavours: &[],
+        description: "RocksDB (the system's librocksdb): block cache, write buffer, compression, bloom filter from the URL",
+        example: "rocksdb:///var/tmp/rocks?cache_size=1GiB&compression=lz4",
+        docs: "docs/bindings/embedded.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        open(target, opts)
     }
 }
 

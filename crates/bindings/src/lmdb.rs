@@ -7,7 +7,8 @@
 //! default false: MDB_NOSYNC, the OS writes pages back, comparable to the other
 //! engines' defaults), `readahead` (default false: MDB_NORDAHEAD, which helps
 //! random reads of data larger than memory).
-use super::{bool_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
@@ -145,7 +146,7 @@ impl Handle for LmdbHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
         let tx = self.env.read_txn().map_err(err)?;
         let v = self.db.get(&tx, key).map_err(err)?;
-        Ok(super::found(v, out))
+        Ok(crate::embedded::found(v, out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
@@ -187,6 +188,26 @@ impl Handle for LmdbHandle {
             self.db.put(&mut tx, k, v).map_err(err)?;
         }
         tx.commit().map_err(err)
+    }
+}
+
+impl Registered for LmdbBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["lmdb"],
+        flavours: &[],
+        description: "LMDB (heed; the C library compiled in): memory-mapped B-tree, one write transaction per write",
+        example: "lmdb:///var/tmp/lmdb?map_size=64GiB",
+        docs: "docs/bindings/embedded.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        open(target, opts)
     }
 }
 

@@ -10,7 +10,9 @@
 //! of tab-separated rows streamed from memory (no SQL to parse), or a
 //! multi-row INSERT of escaped literals (one round trip per ~1 MiB of rows)
 //! where the server disables local_infile.
-use super::{Conn, DbError, Done, ErrorKind, Isolation, Pending, Row, Stmt, TextRows, Value};
+use crate::tpcc::{
+    Conn, DbError, Done, ErrorKind, Isolation, Opened, Pending, Row, Stmt, Support, TextRows, Value,
+};
 use crate::url::Target;
 use mysql_async::consts::ColumnType;
 use mysql_async::prelude::Queryable;
@@ -54,15 +56,33 @@ pub struct MysqlConn {
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
+/// MySQL's and MariaDB's entry in the registry's TPC-C dispatch.
+pub const SUPPORT: Support = Support {
+    open: |target, _create, isolation| {
+        let c = MysqlConn::open(target, isolation)?;
+        let engine = yardstick_core::binding::EngineInfo {
+            name: c.name.clone(),
+            version: c.version.clone(),
+            settings: c.settings.clone(),
+        };
+        Ok(Opened {
+            conn: Box::new(c),
+            engine,
+            isolation: crate::tpcc::locking(isolation),
+            statements: MysqlConn::STATEMENTS,
+        })
+    },
+    default_isolation: Isolation::RepeatableRead,
+};
+
 impl MysqlConn {
     /// How the terminals send statements, for the result.
     pub const STATEMENTS: &'static str = "a transaction's independent statements as one multi-statement text query with escaped literals (START TRANSACTION with the first, COMMIT with the last); the others as prepared statements (binary protocol)";
 
     /// Connects and sets the session's isolation level; a server that
     /// refuses the level is an error naming it.
-    pub fn open(url: &str, isolation: Isolation) -> Result<MysqlConn, DbError> {
-        let target = Target::parse(url).map_err(DbError::other)?;
-        let ep = crate::mysql::endpoint(&target, url).map_err(DbError::other)?;
+    pub fn open(target: &Target, isolation: Isolation) -> Result<MysqlConn, DbError> {
+        let ep = crate::mysql::endpoint(target).map_err(DbError::other)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -526,7 +546,7 @@ impl Conn for MysqlConn {
         }
         // every field as a quoted string: the server converts it to the
         // column's type as LOAD DATA would
-        let rows = super::rows_from_text(&pieces);
+        let rows = crate::tpcc::rows_from_text(&pieces);
         let statements = insert_statements(table, &rows, "", self.no_backslash_escapes);
         self.begin()?;
         for sql in &statements {

@@ -15,6 +15,9 @@ use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, SslOpts, Statement, Valu
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
+pub mod tpcc;
+
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options (the driver's are not passed through).
@@ -127,11 +130,13 @@ pub(crate) struct Endpoint {
     tls: bool,
 }
 
-pub(crate) fn endpoint(target: &Target, url: &str) -> Result<Endpoint, BindingError> {
+pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
+    let url = target.url.as_str();
     crate::net::use_ring_for_tls();
     target.allow_only(OPTIONS)?;
-    let base = url.split('?').next().unwrap_or(url);
-    let parsed = Opts::from_url(base).map_err(|e| {
+    // the driver only knows mysql://
+    let base = format!("mysql://{}", target.rest);
+    let parsed = Opts::from_url(&base).map_err(|e| {
         BindingError::Config(format!(
             "{} is not a MySQL URL ({e}); use mysql://user:password@host:port/database",
             yardstick_core::result::redact_url(url)
@@ -254,8 +259,22 @@ pub(crate) async fn open_conn(ep: &Endpoint) -> Result<Conn, BindingError> {
         .map_err(|e| connect_error(&ep.server, &ep.user, &ep.db, &e))
 }
 
-impl MysqlBinding {
-    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for MysqlBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["mysql", "mariadb"],
+        flavours: &["mysql", "mariadb", "tidb"],
+        description: "MySQL / MariaDB (mysql_async): server-side prepared statements, one connection per in-flight operation",
+        example: "mysql://user:password@127.0.0.1:3306/ycsb",
+        docs: "docs/bindings/mysql.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: Some(tpcc::SUPPORT),
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         let Endpoint {
             opts: driver_opts,
             server,
@@ -266,7 +285,7 @@ impl MysqlBinding {
             tidb,
             engine,
             tls,
-        } = endpoint(target, url)?;
+        } = endpoint(target)?;
         let dialect = Dialect {
             placeholder: Placeholder::Question,
             upsert,
@@ -797,7 +816,7 @@ mod tests {
     }
 
     fn open_url(url: &str, opts: &OpenOptions) -> Result<MysqlBinding, BindingError> {
-        MysqlBinding::open(&Target::parse(url)?, url, opts)
+        MysqlBinding::open(&Target::parse(url)?, opts)
     }
 
     #[test]

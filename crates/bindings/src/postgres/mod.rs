@@ -11,6 +11,9 @@ use std::sync::Arc;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, Statement};
+pub mod tpcc;
+
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// URL options: the driver's (`connect_timeout`, `application_name`,
@@ -124,7 +127,8 @@ pub(crate) async fn server_settings(client: &Client) -> BTreeMap<String, String>
     settings
 }
 
-pub(crate) fn endpoint(target: &Target, url: &str) -> Result<Endpoint, BindingError> {
+pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
+    let url = target.url.as_str();
     crate::net::use_ring_for_tls();
     target.allow_only(OPTIONS)?;
     // the driver parses the URL with only its own options
@@ -203,9 +207,23 @@ pub(crate) async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
     Ok(client)
 }
 
-impl PostgresBinding {
-    pub fn open(target: &Target, url: &str, opts: &OpenOptions) -> Result<Self, BindingError> {
-        let ep = endpoint(target, url)?;
+impl Registered for PostgresBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["postgres", "postgresql"],
+        flavours: &["postgres", "cockroach", "yugabyte"],
+        description: "PostgreSQL (tokio-postgres): prepared statements, one connection per in-flight operation",
+        example: "postgres://user:password@127.0.0.1:5432/ycsb",
+        docs: "docs/bindings/postgres.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: Some(tpcc::SUPPORT),
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let ep = endpoint(target)?;
         let flavor = match target.param("flavor").unwrap_or("postgres") {
             "postgres" | "postgresql" => Flavor::Postgres,
             "cockroach" | "cockroachdb" => Flavor::Cockroach,
@@ -887,7 +905,7 @@ mod tests {
                 .map_err(|e| BindingError::Io(e.to_string()))
         })?;
         let url = format!("{}/{name}{query}", base.rsplit_once('/').unwrap().0);
-        PostgresBinding::open(&Target::parse(&url)?, &url, opts)
+        PostgresBinding::open(&Target::parse(&url)?, opts)
     }
 
     yardstick_core::conformance_suite!(open_fresh, available);
@@ -914,7 +932,7 @@ mod tests {
         }
         let url = server_url();
         let open = |u: &str| {
-            PostgresBinding::open(&Target::parse(u).unwrap(), u, &opts(true))
+            PostgresBinding::open(&Target::parse(u).unwrap(), &opts(true))
                 .err()
                 .unwrap()
                 .to_string()
@@ -1073,13 +1091,13 @@ mod tests {
         assert!(!create_table("usertable", &f, Flavor::Cockroach, None).contains("COLLATE"));
         let t = |u: &str| Target::parse(u).unwrap();
         let url = "postgres://u:p@127.0.0.1:1/db?flavor=oracle";
-        let e = PostgresBinding::open(&t(url), url, &opts(true))
+        let e = PostgresBinding::open(&t(url), &opts(true))
             .err()
             .unwrap()
             .to_string();
         assert!(e.contains("flavor=oracle is not known"), "{e}");
         let url = "postgres://u:p@127.0.0.1:1/db?sharding=hash";
-        let e = PostgresBinding::open(&t(url), url, &opts(true))
+        let e = PostgresBinding::open(&t(url), &opts(true))
             .err()
             .unwrap()
             .to_string();

@@ -9,7 +9,8 @@
 //! log [true]; 32 MiB files, not preallocated, so they do not swamp the
 //! bytes on disk), `sync` (fsync the log at every commit [false]),
 //! `checkpoint` (seconds between checkpoints, 0 for none [60], MongoDB's).
-use super::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -414,6 +415,26 @@ impl Handle for WtHandle {
             self.reset();
             check(code)
         }
+    }
+}
+
+impl Registered for WtBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["wiredtiger"],
+        flavours: &[],
+        description: "WiredTiger (the system's libwiredtiger): cache size, snappy/zlib block compression, page sizes, log and checkpoints",
+        example: "wiredtiger:///var/tmp/wt?cache_size=1GiB",
+        docs: "docs/bindings/embedded.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        open(target, opts)
     }
 }
 

@@ -15,6 +15,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+pub mod tpcc;
+
+use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 pub const OPTIONS: &[&str] = &[
@@ -109,8 +112,22 @@ pub(crate) fn settings_of(target: &Target) -> Result<(PathBuf, Settings), Bindin
     Ok((path, settings))
 }
 
-impl SqliteBinding {
-    pub fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+impl Registered for SqliteBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["sqlite"],
+        flavours: &[],
+        description: "SQLite (bundled), the embedded default",
+        example: "sqlite:///tmp/bench.db",
+        docs: "docs/bindings/sqlite.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: Some(tpcc::SUPPORT),
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         let (path, settings) = settings_of(target)?;
         if !opts.create && !path.exists() {
             return Err(BindingError::Unavailable(format!(

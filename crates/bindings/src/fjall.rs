@@ -4,7 +4,8 @@
 //! (memtable size per keyspace, default fjall's), `compression` (`lz4`, the
 //! default, or `none`), `sync` (`true`: fdatasync the journal after every
 //! write; default false, like RocksDB's default).
-use super::{bool_option, choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use fjall::{CompressionType, Database, KeyspaceCreateOptions, PersistMode};
 use std::collections::BTreeMap;
@@ -146,7 +147,7 @@ impl FjallHandle {
 impl Handle for FjallHandle {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
         let v = self.keyspace.get(key).map_err(err)?;
-        Ok(super::found(v.as_deref(), out))
+        Ok(crate::embedded::found(v.as_deref(), out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
@@ -179,6 +180,26 @@ impl Handle for FjallHandle {
         }
         batch.commit().map_err(err)?;
         self.persist()
+    }
+}
+
+impl Registered for FjallBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["fjall"],
+        flavours: &[],
+        description: "fjall (pure Rust): LSM tree with lz4 blocks",
+        example: "fjall:///var/tmp/fjall?cache_size=1GiB",
+        docs: "docs/bindings/embedded.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        open(target, opts)
     }
 }
 

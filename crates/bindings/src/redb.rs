@@ -5,7 +5,8 @@
 //! (`none`, the default: commits are not fsynced, and one durable commit is
 //! made when the run closes the database, comparable to the other engines'
 //! defaults; `immediate`: fsync every commit).
-use super::{choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 use std::collections::BTreeMap;
@@ -162,7 +163,7 @@ impl Handle for RedbHandle {
         let tx = self.db.begin_read().map_err(err)?;
         let t = tx.open_table(def(&self.table)).map_err(err)?;
         let v = t.get(key).map_err(err)?;
-        Ok(super::found(v.as_ref().map(|v| v.value()), out))
+        Ok(crate::embedded::found(v.as_ref().map(|v| v.value()), out))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
@@ -195,6 +196,26 @@ impl Handle for RedbHandle {
             }
             Ok(())
         })
+    }
+}
+
+impl Registered for RedbBinding {
+    const DESCRIPTOR: Descriptor = Descriptor {
+        schemes: &["redb"],
+        flavours: &[],
+        description: "redb (pure Rust): copy-on-write B-tree, one write transaction per write",
+        example: "redb:///var/tmp/redb?cache_size=1GiB",
+        docs: "docs/bindings/embedded.md",
+        options: OPTIONS,
+        capabilities: Capabilities {
+            batch_load: true,
+            scan: true,
+            tpcc: None,
+        },
+    };
+
+    fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        open(target, opts)
     }
 }
 

@@ -4,7 +4,7 @@
 //! already excludes other writers), a busy database is a retryable error, and
 //! the loader inserts each batch in one transaction with one prepared
 //! statement.
-use super::{Conn, DbError, ErrorKind, Isolation, Row, Value};
+use crate::tpcc::{Conn, DbError, ErrorKind, Isolation, Opened, Row, Support, Value};
 use crate::url::Target;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
@@ -51,6 +51,25 @@ fn err(e: rusqlite::Error) -> DbError {
     }
 }
 
+/// SQLite's entry in the registry's TPC-C dispatch.
+pub const SUPPORT: Support = Support {
+    open: |target, create, isolation| {
+        let c = SqliteConn::open(target, create, isolation)?;
+        let engine = yardstick_core::binding::EngineInfo {
+            name: "sqlite".into(),
+            version: c.version.clone(),
+            settings: Default::default(),
+        };
+        Ok(Opened {
+            conn: Box::new(c),
+            engine,
+            isolation: "serializable (BEGIN IMMEDIATE: one writing transaction at a time)".into(),
+            statements: SqliteConn::STATEMENTS,
+        })
+    },
+    default_isolation: Isolation::Serializable,
+};
+
 impl SqliteConn {
     /// How the terminals run statements, for the result.
     pub const STATEMENTS: &'static str =
@@ -59,15 +78,14 @@ impl SqliteConn {
     /// Opens `sqlite:///path.db` (the YCSB binding's URL options apply);
     /// `create` allows a new file. SQLite's transactions are serializable;
     /// asking for another level is an error.
-    pub fn open(url: &str, create: bool, isolation: Isolation) -> Result<SqliteConn, DbError> {
+    pub fn open(target: &Target, create: bool, isolation: Isolation) -> Result<SqliteConn, DbError> {
         if isolation != Isolation::Serializable {
             return Err(DbError::other(format!(
                 "SQLite runs every transaction serializable and has no {} level: use --isolation serializable (the default for sqlite://)",
                 isolation.sql()
             )));
         }
-        let target = Target::parse(url).map_err(DbError::other)?;
-        let (path, settings) = crate::sqlite::settings_of(&target).map_err(DbError::other)?;
+        let (path, settings) = crate::sqlite::settings_of(target).map_err(DbError::other)?;
         if !create && !path.exists() {
             return Err(DbError::other(format!(
                 "SQLite database {} does not exist: run `yardstick tpcc load` with the same --db first",
