@@ -1,7 +1,6 @@
 //! End-to-end: bad input gives one line naming the problem and the fix, exit
 //! code 2, no panic, and never touches an earlier result file.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn assert_bad_input(dir: &std::path::Path, args: &[&str], expect: &str) {
     let r = yardstick(dir, args);

@@ -1,6 +1,5 @@
 //! End-to-end: open loop, warm-up, status line, Ctrl-C.
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 #[test]

@@ -1,6 +1,5 @@
 //! End-to-end: the README's first command and the run/load flows.
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn no_argument_run_loads_the_embedded_default_runs_workload_a_and_writes_results() {

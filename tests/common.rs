@@ -1,6 +1,5 @@
 //! Helpers for the end-to-end tests: run the real `yardstick` binary in a
 //! temporary working directory and read what it wrote.
-#![allow(dead_code)]
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -254,4 +253,48 @@ pub fn is_root() -> bool {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
+}
+
+/// A private MariaDB server in `dir` (grant tables off: any user logs in
+/// without a password), started with the server options `extra`; its port.
+/// For tests that kill a server or change its global settings.
+pub fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)> {
+    let data = dir.join("db");
+    std::fs::create_dir(&data).unwrap();
+    if is_root() {
+        Command::new("chown")
+            .args(["-R", "mysql:mysql"])
+            .arg(dir)
+            .status()
+            .ok()?;
+    }
+    let mut install = Command::new("mariadb-install-db");
+    install
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()));
+    if is_root() {
+        install.arg("--user=mysql");
+    }
+    let out = install.output().ok()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let mut args = strings(&[
+        "--no-defaults",
+        "--skip-grant-tables",
+        "--bind-address=127.0.0.1",
+    ]);
+    args.push(format!("--datadir={}", data.display()));
+    args.push(format!("--socket={}/s.sock", dir.display()));
+    args.push(format!("--port={port}"));
+    args.push(format!("--pid-file={}/p.pid", dir.display()));
+    args.push(format!("--log-error={}/err.log", dir.display()));
+    if is_root() {
+        args.push("--user=mysql".into());
+    }
+    args.extend(strings(extra));
+    spawn_server("mariadbd", &args, port).map(|c| (c, port))
 }

@@ -1,7 +1,6 @@
 //! `yardstick compare`: a real difference is reported as significant with
 //! its size, differing specifications are warned about, bad files refused.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn run(dir: &std::path::Path, latency: &str, records: &str, out: &str) {
     let db = format!("null://?latency={latency}");

@@ -1,6 +1,5 @@
 //! End-to-end against the Cassandra test node (`scripts/services start cassandra`).
-mod common;
-use common::*;
+use crate::common::*;
 
 fn base() -> String {
     std::env::var("YARDSTICK_CQL_URL").unwrap_or_else(|_| "cql://127.0.0.1:59042/ycsb".into())

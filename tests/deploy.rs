@@ -3,8 +3,7 @@
 //! (JOB_COMPLETION_INDEX 0..2) against one SQLite database, their combined
 //! output stands in for the pod logs, and collect.sh extracts and merges the
 //! results. run.sh is checked with a stand-in kubectl that keeps the manifest.
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

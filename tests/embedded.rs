@@ -2,8 +2,7 @@
 //! workloads A and E through the CLI, and check what the result records (the
 //! engine's version and options, bytes on disk, the compression ratio) and
 //! that bad input stops before any work.
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The engines built into this test binary, with their version's first digits.
 fn engines() -> Vec<(&'static str, &'static str)> {

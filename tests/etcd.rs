@@ -1,8 +1,7 @@
 //! End-to-end against etcd: a run against the shared 3-member test cluster
 //! (`scripts/services start etcd`), and a private 3-member cluster whose leader
 //! the test kills in the middle of a run.
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,7 @@
 //! SQLite table, then run workload D (which inserts) together; the merged
 //! result adds up, no key was inserted twice, and the table holds exactly the
 //! loaded records plus every acknowledged insert.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn spawn(dir: &std::path::Path, args: &[String]) -> std::process::Child {
     std::process::Command::new(bin())

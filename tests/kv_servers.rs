@@ -1,8 +1,7 @@
 //! End-to-end against Redis and memcached: load + run through the CLI against
 //! the shared test servers (`scripts/services start redis memcached`), and a
 //! private server of each that the test kills in the middle of a run.
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Child;
 
 mod redis {

@@ -1,7 +1,6 @@
 //! `yardstick matrix`: engines x budgets x tests, one result per cell and an
 //! index; a cell killed by its budget is recorded as `oom`, not lost.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn cgroups_usable() -> bool {
     let usable = std::path::Path::new("/sys/fs/cgroup/memory").is_dir()

@@ -3,8 +3,7 @@
 //! OOM killer and still leaves a result that says so. Needs a memory cgroup
 //! this process may create (root on cgroup v1 or a delegated v2 subtree): CI
 //! has one; elsewhere the test is skipped with the reason.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn cgroups_usable(dir: &std::path::Path) -> bool {
     let r = yardstick(

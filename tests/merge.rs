@@ -2,8 +2,7 @@
 //! merge into one result whose counts add up and whose percentiles are exactly
 //! those of one histogram of every sample; unrelated or damaged inputs are
 //! refused in one line.
-mod common;
-use common::*;
+use crate::common::*;
 use yardstick_core::stats::{decode_histogram, Summary};
 
 fn run_three(dir: &std::path::Path) -> Vec<String> {

@@ -1,7 +1,6 @@
 //! End-to-end against the MongoDB-protocol test server. The test peer is
 //! FerretDB v1 over SQLite (`scripts/services start ferretdb`), not mongod.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn base() -> String {
     std::env::var("YARDSTICK_MONGODB_URL")

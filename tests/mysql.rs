@@ -1,7 +1,6 @@
 //! End-to-end against the MariaDB test server (`scripts/services start mariadb`).
 //! Built with `--features mysql`; in CI a missing server fails the tests.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn url() -> String {
     std::env::var("YARDSTICK_MYSQL_URL")
@@ -78,54 +77,13 @@ fn unusable_servers_stop_before_any_work_with_exit_code_2() {
     );
 }
 
-/// A private MariaDB server for the kill test (grant tables off: no login).
-fn private_mariadb(dir: &std::path::Path) -> Option<(std::process::Child, u16)> {
-    let data = dir.join("db");
-    std::fs::create_dir(&data).unwrap();
-    if is_root() {
-        std::process::Command::new("chown")
-            .args(["-R", "mysql:mysql"])
-            .arg(dir)
-            .status()
-            .ok()?;
-    }
-    let mut install = std::process::Command::new("mariadb-install-db");
-    install
-        .arg("--no-defaults")
-        .arg(format!("--datadir={}", data.display()));
-    if is_root() {
-        install.arg("--user=mysql");
-    }
-    let out = install.output().ok()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let port = free_port();
-    let mut args = strings(&[
-        "--no-defaults",
-        "--skip-grant-tables",
-        "--bind-address=127.0.0.1",
-    ]);
-    args.push(format!("--datadir={}", data.display()));
-    args.push(format!("--socket={}/s.sock", dir.display()));
-    args.push(format!("--port={port}"));
-    args.push(format!("--pid-file={}/p.pid", dir.display()));
-    args.push(format!("--log-error={}/err.log", dir.display()));
-    if is_root() {
-        args.push("--user=mysql".into());
-    }
-    spawn_server("mariadbd", &args, port).map(|c| (c, port))
-}
-
 #[test]
 fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
     if !available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let Some((mut server, port)) = private_mariadb(dir.path()) else {
+    let Some((mut server, port)) = private_mariadb(dir.path(), &[]) else {
         assert!(std::env::var_os("CI").is_none(), "MariaDB is needed in CI");
         return;
     };

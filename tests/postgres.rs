@@ -1,7 +1,6 @@
 //! End-to-end against the PostgreSQL test server (`scripts/services start postgres`).
 //! Built with `--features postgres`; in CI a missing server fails the tests.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn url() -> String {
     std::env::var("YARDSTICK_PG_URL")

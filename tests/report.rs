@@ -1,8 +1,7 @@
 //! `yardstick report`: one self-contained HTML file whose structure is valid
 //! and which renders to a non-blank page in headless Chromium; Markdown and
 //! CSV exports of the same tables; hostile text escaped; bad input refused.
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 /// A suite of two targets with repetitions, an SLO search and a matrix-free

@@ -3,8 +3,8 @@
 //! helpers of scripts/lib.sh (installing declared programs, a server's log on
 //! a readiness failure) and the rehearsal's argument check. Each check runs
 //! against a small tree made here, so that what it must catch is there.
-mod common;
-use common::Run;
+
+use crate::common::Run;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

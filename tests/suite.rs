@@ -1,8 +1,7 @@
 //! `yardstick suite`: the YCSB sequence per target with its index, the data
 //! state per phase, resume after an interruption, repetitions with confidence
 //! intervals, data-size scaling, the SLO search, presets, and `load --clear`.
-mod common;
-use common::*;
+use crate::common::*;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};

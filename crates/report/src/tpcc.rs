@@ -1,7 +1,7 @@
 //! TPC-C results in the report: tpmC per target and configuration, latency
 //! per transaction type, tpmC over time, the consistency checks, and the
 //! configuration of each run (a tuning diary is a series of these).
-use crate::html::{ordered, Section, Table};
+use crate::section::{ordered, Section, Table};
 use crate::svg::{escape, BarChart, BarSeries, Line, LineChart};
 use std::fmt::Write as _;
 use yardstick_core::tpcc::result::TpccResult;

@@ -1,5 +1,6 @@
 //! Runner behaviour with a scripted binding: insertion retries, failed session
 //! opens, worker panics and the `--max-errors` budget.
+use super::execute::{backoff, retryable};
 use super::*;
 use crate::binding::{EngineInfo, Fields, Record, ScanRows};
 use crate::workload::{CoreConfig, Properties};

@@ -1,106 +1,10 @@
-//! The conformance suite every binding must pass: CRUD, missing keys, duplicate
-//! inserts under each semantics, update vs upsert, scan order and length, large
-//! and empty values, and `dataintegrity` verification.
-//!
-//! A binding's tests invoke [`conformance_suite!`](crate::conformance_suite)
-//! with a function that opens a fresh, empty database for the given options;
-//! the macro expands to one `#[test]` per check.
-use crate::binding::{
-    Batch, Binding, BindingError, Fields, InsertMode, OpenOptions, Record, ScanRows, Schema,
-    Session, Status, UpdateMode, WriteSet,
-};
-use crate::workload::{CoreConfig, Properties, SharedState, Stream};
+//! The conformance checks, one function per behaviour a binding must have;
+//! [`super::run_check`] runs one by name.
+use super::*;
 
-pub type CheckResult = Result<(), String>;
-
-/// Names of the checks, in the order the macro runs them.
-pub const CHECKS: &[&str] = &[
-    "crud",
-    "missing_keys",
-    "insert_semantics",
-    "update_semantics",
-    "scan",
-    "large_and_empty_values",
-    "data_integrity",
-    "batch_insert",
-    "clear",
-];
-
-/// The checks of a binding that cannot scan: `scan` is replaced by `scans_refused`.
-pub const CHECKS_WITHOUT_SCAN: &[&str] = &[
-    "crud",
-    "missing_keys",
-    "insert_semantics",
-    "update_semantics",
-    "scans_refused",
-    "large_and_empty_values",
-    "data_integrity",
-    "batch_insert",
-    "clear_refused",
-];
-
-fn schema(fields: usize) -> Schema {
-    Schema {
-        table: "usertable".into(),
-        fields: (0..fields).map(|i| format!("field{i}")).collect(),
-    }
-}
-
-/// The options the checks open a binding with (a three-field schema).
-pub fn options(insert_mode: InsertMode, update_mode: UpdateMode) -> OpenOptions {
-    OpenOptions {
-        schema: schema(3),
-        insert_mode,
-        update_mode,
-        create: true,
-        sessions: 1,
-        data_integrity: true,
-        scans: false,
-    }
-}
-
-fn values(pairs: &[(usize, &[u8])]) -> WriteSet {
-    let mut ws = WriteSet::default();
-    for (f, v) in pairs {
-        ws.push(*f).extend_from_slice(v);
-    }
-    ws
-}
-
-macro_rules! ensure {
-    ($cond:expr, $($msg:tt)*) => {
-        if !$cond {
-            return Err(format!($($msg)*));
-        }
-    };
-}
-
-fn expect_status(what: &str, got: Status, want: Status) -> CheckResult {
-    ensure!(
-        got == want,
-        "{what}: expected status {:?}, got {:?}",
-        want,
-        got
-    );
-    Ok(())
-}
-
-async fn session<B: Binding>(
+pub(super) async fn crud<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
-    opts: &OpenOptions,
-) -> Result<(B, B::Session), String> {
-    let b = open(opts).map_err(|e| format!("open: {e}"))?;
-    let s = b.session().await.map_err(|e| format!("session: {e}"))?;
-    Ok((b, s))
-}
-
-async fn read_all<S: Session>(s: &mut S, key: &[u8]) -> (Status, Record) {
-    let mut rec = Record::with_fields(3);
-    let out = s.read(key, Fields::All, &mut rec).await;
-    (out.status, rec)
-}
-
-async fn crud<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
     let v = values(&[(0, b"zero"), (1, b"one"), (2, b"two")]);
     expect_status("insert", s.insert(b"a-crud-1", &v).await.status, Status::Ok)?;
@@ -142,7 +46,7 @@ async fn crud<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>
     Ok(())
 }
 
-async fn missing_keys<B: Binding>(
+pub(super) async fn missing_keys<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
@@ -169,7 +73,7 @@ async fn missing_keys<B: Binding>(
     Ok(())
 }
 
-async fn insert_semantics<B: Binding>(
+pub(super) async fn insert_semantics<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let first = values(&[(0, b"first"), (1, b"first"), (2, b"first")]);
@@ -214,7 +118,7 @@ async fn insert_semantics<B: Binding>(
     Ok(())
 }
 
-async fn update_semantics<B: Binding>(
+pub(super) async fn update_semantics<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Upsert)).await?;
@@ -244,7 +148,9 @@ async fn update_semantics<B: Binding>(
     Ok(())
 }
 
-async fn scan<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+pub(super) async fn scan<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let opts = OpenOptions {
         scans: true,
         ..options(InsertMode::Insert, UpdateMode::Update)
@@ -315,7 +221,7 @@ async fn scan<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>
     Ok(())
 }
 
-fn batch_of(keys: &[&str], tag: &[u8]) -> Batch {
+pub(super) fn batch_of(keys: &[&str], tag: &[u8]) -> Batch {
     let mut b = Batch::default();
     for k in keys {
         let (key, values) = b.push();
@@ -329,7 +235,7 @@ fn batch_of(keys: &[&str], tag: &[u8]) -> Batch {
     b
 }
 
-async fn batch_insert<B: Binding>(
+pub(super) async fn batch_insert<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let keys = [
@@ -391,7 +297,7 @@ async fn batch_insert<B: Binding>(
 
 /// For a binding that cannot scan: a workload with scans is refused when the
 /// binding opens, with a message that names scans, instead of failing per operation.
-fn scans_refused<B: Binding>(
+pub(super) fn scans_refused<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let opts = OpenOptions {
@@ -407,7 +313,7 @@ fn scans_refused<B: Binding>(
     }
 }
 
-async fn large_and_empty_values<B: Binding>(
+pub(super) async fn large_and_empty_values<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
@@ -433,7 +339,7 @@ async fn large_and_empty_values<B: Binding>(
     Ok(())
 }
 
-async fn data_integrity<B: Binding>(
+pub(super) async fn data_integrity<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let mut props = Properties::new();
@@ -494,7 +400,9 @@ async fn data_integrity<B: Binding>(
 
 /// `clear` empties the table: loaded keys read as not found, a scan from the
 /// first key finds nothing, and the table takes inserts again.
-async fn clear<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>) -> CheckResult {
+pub(super) async fn clear<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
     let opts = OpenOptions {
         scans: true,
         ..options(InsertMode::Insert, UpdateMode::Update)
@@ -553,7 +461,7 @@ async fn clear<B: Binding>(open: &dyn Fn(&OpenOptions) -> Result<B, BindingError
 
 /// A binding that cannot list its keys refuses `clear` with a message, and
 /// deletes nothing.
-async fn clear_refused<B: Binding>(
+pub(super) async fn clear_refused<B: Binding>(
     open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
 ) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
@@ -576,62 +484,4 @@ async fn clear_refused<B: Binding>(
             )
         }
     }
-}
-
-/// Runs one named check on a fresh single-threaded runtime.
-pub fn run_check<B: Binding>(
-    name: &str,
-    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
-) -> CheckResult {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        match name {
-            "crud" => crud(open).await,
-            "missing_keys" => missing_keys(open).await,
-            "insert_semantics" => insert_semantics(open).await,
-            "update_semantics" => update_semantics(open).await,
-            "scan" => scan(open).await,
-            "scans_refused" => scans_refused(open),
-            "batch_insert" => batch_insert(open).await,
-            "large_and_empty_values" => large_and_empty_values(open).await,
-            "data_integrity" => data_integrity(open).await,
-            "clear" => clear(open).await,
-            "clear_refused" => clear_refused(open).await,
-            other => Err(format!("no conformance check named {other}")),
-        }
-    })
-}
-
-/// Expands to one `#[test]` per conformance check. `$open` is a function
-/// `fn(&OpenOptions) -> Result<B, BindingError>` returning a fresh, empty database.
-#[macro_export]
-macro_rules! conformance_suite {
-    ($open:expr) => {
-        $crate::conformance_suite!($open, || true);
-    };
-    // `$available`: `fn() -> bool`, false to skip (a server binding outside CI
-    // whose server is not running; it must panic in CI instead).
-    ($open:expr, $available:expr) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity batch_insert clear);
-    };
-    // A binding without scans (a key-value cache): it must refuse scan workloads at open.
-    ($open:expr, $available:expr, without_scan) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity batch_insert clear_refused);
-    };
-    (@tests $open:expr, $available:expr; $($check:ident)*) => {
-        $(
-            #[test]
-            fn $check() {
-                if !($available)() {
-                    return;
-                }
-                if let Err(e) = $crate::conformance::run_check(stringify!($check), &$open) {
-                    panic!("conformance check {} failed: {}", stringify!($check), e);
-                }
-            }
-        )*
-    };
 }

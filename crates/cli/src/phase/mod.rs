@@ -1,8 +1,12 @@
 //! `yardstick load` and `yardstick run`: resolve properties, open the target,
 //! run with a status line, write the result atomically, print the summary.
+mod resolve;
+
 use crate::memlimit;
 use crate::status::StatusLine;
 use crate::{workloads, CliError, Format, OnError, PhaseArgs, EXIT_INTERRUPTED};
+pub use resolve::resolve_properties;
+use resolve::{default_seed, phase_name};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -16,121 +20,6 @@ use yardstick_core::result::{
 use yardstick_core::run::{self, Control, RunOutput, RunSpec};
 use yardstick_core::workload::properties as p;
 use yardstick_core::workload::{CoreConfig, Phase, Properties, SharedState};
-
-/// Properties used by `yardstick run` with no -P, -p or --db: a short,
-/// meaningful workload A against the embedded default.
-const DEMO: &[(&str, &str)] = &[
-    (p::RECORD_COUNT, "50000"),
-    (p::OPERATION_COUNT, "1000000"),
-    (p::MAX_EXECUTION_TIME, "10"),
-];
-
-fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Load => "load",
-        Phase::Run => "run",
-    }
-}
-
-/// Resolves properties: built-in defaults, -P files in order, -p overrides, then flags.
-pub fn resolve_properties(a: &PhaseArgs, demo: bool) -> Result<(Properties, String), CliError> {
-    let mut props = Properties::new();
-    let files: Vec<PathBuf> = if a.property_files.is_empty() {
-        vec![PathBuf::from("workloada")]
-    } else {
-        a.property_files.clone()
-    };
-    let mut names = Vec::new();
-    for f in &files {
-        if let Some((name, text)) = workloads::builtin(f) {
-            props
-                .load_str(text, &format!("{name} (built in)"))
-                .map_err(CliError::bad_input)?;
-            names.push(name.to_string());
-        } else {
-            props.load_file(f).map_err(CliError::bad_input)?;
-            names.push(
-                f.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "custom".into()),
-            );
-        }
-    }
-    if demo {
-        for (k, v) in DEMO {
-            props
-                .set(k, v, "default of a run without --db")
-                .map_err(CliError::bad_input)?;
-        }
-    }
-    for o in &a.properties {
-        props.set_override(o).map_err(CliError::bad_input)?;
-    }
-    let flag = |props: &mut Properties, name: &str, value: String, src: &str| {
-        props.set(name, &value, src).map_err(CliError::bad_input)
-    };
-    if let Some(t) = a.threads {
-        flag(&mut props, p::THREAD_COUNT, t.to_string(), "--threads")?;
-    }
-    if let Some(t) = a.target {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(CliError::bad_input(format!(
-                "--target {t} is not a rate: give operations per second, e.g. --target 10000"
-            )));
-        }
-        flag(&mut props, p::TARGET, t.to_string(), "--target")?;
-    }
-    if let Some(d) = a.duration {
-        flag(
-            &mut props,
-            p::MAX_EXECUTION_TIME,
-            d.as_secs_f64().to_string(),
-            "--duration",
-        )?;
-        // --duration makes the run time-bounded: a workload file's operationcount
-        // does not cut it short (an explicit -p operationcount still does).
-        let from_override = props
-            .explicit()
-            .get(p::OPERATION_COUNT)
-            .is_some_and(|v| v.source == "-p");
-        if !from_override {
-            flag(
-                &mut props,
-                p::OPERATION_COUNT,
-                "0".into(),
-                "--duration (time-bounded run)",
-            )?;
-        }
-    }
-    if let Some(d) = a.status_interval {
-        flag(
-            &mut props,
-            p::STATUS_INTERVAL,
-            d.as_secs_f64().to_string(),
-            "--status-interval",
-        )?;
-    }
-    if let Some(n) = a.batch {
-        flag(&mut props, p::BATCH_SIZE, n.to_string(), "--batch")?;
-    }
-    if let Some(n) = a.retries {
-        flag(&mut props, p::RETRY_LIMIT, n.to_string(), "--retries")?;
-    }
-    let workload = if names.is_empty() {
-        "custom".to_string()
-    } else {
-        names.join("+")
-    };
-    Ok((props, workload))
-}
-
-fn default_seed() -> u64 {
-    let t = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
-    yardstick_core::rng::derive_seed(t.as_nanos() as u64, &[std::process::id() as u64])
-}
-
 /// Runs `phase` (and, for `run` without --db, the load before it).
 pub fn execute(
     a: &PhaseArgs,

@@ -1,0 +1,507 @@
+//! Redis sessions: each operation as the commands (or Lua script) of the
+//! record model, their replies mapped to statuses.
+use super::*;
+
+impl Binding for RedisBinding {
+    type Session = RedisSession;
+
+    async fn session(&self) -> Result<RedisSession, BindingError> {
+        let con = self
+            .inner
+            .session_connection()
+            .await
+            .map_err(|e| open_error(&self.inner.server, &e))?;
+        Ok(RedisSession {
+            inner: self.inner.clone(),
+            con: Some(con),
+            key: Vec::new(),
+            value: Vec::new(),
+            batch_script_loaded: false,
+        })
+    }
+
+    fn info(&self) -> EngineInfo {
+        self.info.clone()
+    }
+}
+
+pub struct RedisSession {
+    inner: Arc<Inner>,
+    /// `None` after the connection broke; the next operation reconnects.
+    con: Option<Con>,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    /// The batch script is in the server's script cache (EVALSHA works).
+    batch_script_loaded: bool,
+}
+
+fn is_connection_error(e: &RedisError) -> bool {
+    e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_unrecoverable_error()
+}
+
+fn status_of(e: &RedisError) -> Status {
+    if e.is_timeout() {
+        Status::Timeout
+    } else if is_connection_error(e) {
+        Status::Unavailable
+    } else {
+        Status::Error
+    }
+}
+
+impl RedisSession {
+    /// Makes sure the session has a connection, reconnecting once when the
+    /// last one broke.
+    async fn connected(&mut self) -> Result<(), Outcome> {
+        if self.con.is_none() {
+            match self.inner.connect().await {
+                Ok(c) => self.con = Some(c),
+                Err(e) => return Err(Outcome::failed(status_of(&e), e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn failed(&mut self, e: RedisError) -> Outcome {
+        let status = status_of(&e);
+        if status == Status::Unavailable || status == Status::Timeout {
+            self.con = None;
+        }
+        Outcome::failed(status, e)
+    }
+
+    fn full_key(&mut self, key: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(&self.inner.prefix);
+        self.key.extend_from_slice(key);
+    }
+
+    /// Runs one of the hash model's write scripts; returns its integer reply.
+    async fn hash_script(
+        &mut self,
+        which: fn(&Scripts) -> &Script,
+        key: &[u8],
+        values: Option<&WriteSet>,
+    ) -> Result<i64, Outcome> {
+        self.full_key(key);
+        let inner = self.inner.clone();
+        let script = which(&inner.scripts);
+        let mut inv = script.key(&self.key[..]);
+        if !inner.is_cluster() {
+            // a cluster keeps no index: record and index could sit on different slots
+            inv.key(&inner.index[..]);
+        }
+        inv.arg(key);
+        if let Some(values) = values {
+            for (i, v) in values.iter() {
+                inv.arg(&inner.field_names[i][..]).arg(v);
+            }
+        }
+        self.connected().await?;
+        let con = self.con.as_mut().expect("connected above");
+        match inv.invoke_async::<i64>(con).await {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    async fn read_hash(
+        &mut self,
+        fields: Fields,
+        out: &mut Record,
+    ) -> Result<Option<u64>, RedisError> {
+        let inner = self.inner.clone();
+        let con = self.con.as_mut().expect("connected by the caller");
+        match fields {
+            Fields::All => {
+                let mut cmd = redis::cmd("HMGET");
+                cmd.arg(&self.key[..]);
+                for f in &inner.field_names {
+                    cmd.arg(&f[..]);
+                }
+                let vals: Vec<Option<Vec<u8>>> = cmd.query_async(con).await?;
+                Ok(copy_fields(
+                    vals.iter().enumerate().map(|(i, v)| (i, v.as_deref())),
+                    out,
+                ))
+            }
+            Fields::One(i) => {
+                let v: Option<Vec<u8>> = redis::cmd("HGET")
+                    .arg(&self.key[..])
+                    .arg(&inner.field_names[i][..])
+                    .query_async(con)
+                    .await?;
+                Ok(copy_fields(std::iter::once((i, v.as_deref())), out))
+            }
+        }
+    }
+
+    async fn get(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
+        self.connected().await?;
+        let con = self.con.as_mut().expect("connected above");
+        match redis::cmd("GET").arg(&self.key[..]).query_async(con).await {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// `SET key value [NX|XX]`: whether the server stored it.
+    async fn set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
+        let con = self.con.as_mut().expect("connected by the caller");
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(&self.key[..]).arg(&self.value[..]);
+        if let Some(c) = cond {
+            cmd.arg(c);
+        }
+        match cmd.query_async::<Value>(con).await {
+            Ok(Value::Nil) => Ok(false),
+            Ok(_) => Ok(true),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// Writes `values` to a string-model record.
+    async fn write_string(&mut self, key: &[u8], values: &WriteSet, insert: bool) -> Outcome {
+        self.full_key(key);
+        let n = self.inner.field_names.len();
+        let upsert = if insert {
+            self.inner.insert_mode == InsertMode::Upsert
+        } else {
+            self.inner.update_mode == UpdateMode::Upsert
+        };
+        if let Err(o) = self.connected().await {
+            return o;
+        }
+        if insert || kv::is_whole(n, values) {
+            kv::encode(n, values, &mut self.value);
+            let cond = match (insert, upsert) {
+                (_, true) => None,
+                (true, false) => Some("NX"),
+                (false, false) => Some("XX"),
+            };
+            return match self.set(cond).await {
+                Ok(true) => Outcome::ok(0, values.bytes()),
+                Ok(false) if insert => Outcome::status(Status::DuplicateKey),
+                Ok(false) => Outcome::status(Status::NotFound),
+                Err(o) => o,
+            };
+        }
+        // a partial update: read, merge, compare-and-set
+        for _ in 0..CAS_ATTEMPTS {
+            let old = match self.get().await {
+                Ok(v) => v,
+                Err(o) => return o,
+            };
+            let Some(old) = old else {
+                if !upsert {
+                    return Outcome::status(Status::NotFound);
+                }
+                kv::encode(n, values, &mut self.value);
+                match self.set(Some("NX")).await {
+                    Ok(true) => return Outcome::ok(0, values.bytes()),
+                    Ok(false) => continue,
+                    Err(o) => return o,
+                }
+            };
+            if let Err(e) = kv::merge(n, &old, values, &mut self.value) {
+                return Outcome::failed(Status::Error, e);
+            }
+            let inner = self.inner.clone();
+            let mut inv = inner.scripts.cas.key(&self.key[..]);
+            inv.arg(&old[..]).arg(&self.value[..]);
+            let con = self.con.as_mut().expect("connected above");
+            match inv.invoke_async::<i64>(con).await {
+                Ok(1) => return Outcome::ok(0, values.bytes()),
+                Ok(_) => continue,
+                Err(e) => return self.failed(e),
+            }
+        }
+        Outcome::failed(
+            Status::Conflict,
+            format!("record changed under {CAS_ATTEMPTS} compare-and-set attempts in a row"),
+        )
+    }
+
+    async fn write_hash(&mut self, key: &[u8], values: &WriteSet, insert: bool) -> Outcome {
+        let which: fn(&Scripts) -> &Script =
+            match (insert, self.inner.insert_mode, self.inner.update_mode) {
+                (true, InsertMode::Insert, _) => |s| &s.insert_nx,
+                (true, InsertMode::Upsert, _) | (false, _, UpdateMode::Upsert) => |s| &s.upsert,
+                (false, _, UpdateMode::Update) => |s| &s.update_xx,
+            };
+        if values.is_empty() {
+            return Outcome::failed(
+                Status::Error,
+                "a Redis hash cannot be written with no fields",
+            );
+        }
+        match self.hash_script(which, key, Some(values)).await {
+            Ok(1) => Outcome::ok(0, values.bytes()),
+            Ok(_) if insert => Outcome::status(Status::DuplicateKey),
+            Ok(_) => Outcome::status(Status::NotFound),
+            Err(o) => o,
+        }
+    }
+}
+
+/// Copies present values into `out`: `None` when no field was present.
+fn copy_fields<'a>(
+    vals: impl Iterator<Item = (usize, Option<&'a [u8]>)>,
+    out: &mut Record,
+) -> Option<u64> {
+    let mut bytes = 0;
+    let mut any = false;
+    for (i, v) in vals {
+        if let Some(v) = v {
+            out.set(i, v);
+            bytes += v.len() as u64;
+            any = true;
+        }
+    }
+    any.then_some(bytes)
+}
+
+impl Session for RedisSession {
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        self.full_key(key);
+        if let Err(o) = self.connected().await {
+            return o;
+        }
+        match self.inner.model {
+            Model::Hash => match self.read_hash(fields, out).await {
+                Ok(Some(bytes)) => Outcome::ok(1, bytes),
+                Ok(None) => Outcome::status(Status::NotFound),
+                Err(e) => self.failed(e),
+            },
+            Model::String => match self.get().await {
+                Ok(Some(v)) => match kv::decode(self.inner.field_names.len(), &v, fields, out) {
+                    Ok(bytes) => Outcome::ok(1, bytes),
+                    Err(e) => Outcome::failed(Status::Error, e),
+                },
+                Ok(None) => Outcome::status(Status::NotFound),
+                Err(o) => o,
+            },
+        }
+    }
+
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome {
+        if self.inner.model == Model::String {
+            return Outcome::failed(Status::Error, "model=string keeps no key index to scan");
+        }
+        if self.inner.is_cluster() {
+            return Outcome::failed(Status::Error, "a Redis Cluster keeps no key index to scan");
+        }
+        let inner = self.inner.clone();
+        if let Err(o) = self.connected().await {
+            return o;
+        }
+        let con = self.con.as_mut().expect("connected above");
+        let mut min = Vec::with_capacity(start.len() + 1);
+        min.push(b'[');
+        min.extend_from_slice(start);
+        let keys: Vec<Vec<u8>> = match redis::cmd("ZRANGE")
+            .arg(&inner.index[..])
+            .arg(min)
+            .arg("+")
+            .arg("BYLEX")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(count)
+            .query_async(con)
+            .await
+        {
+            Ok(k) => k,
+            Err(e) => return self.failed(e),
+        };
+        if keys.is_empty() {
+            return Outcome::ok(0, 0);
+        }
+        let mut pipe = redis::pipe();
+        for k in &keys {
+            let mut full = inner.prefix.clone();
+            full.extend_from_slice(k);
+            match fields {
+                Fields::All => {
+                    let c = pipe.cmd("HMGET").arg(full);
+                    for f in &inner.field_names {
+                        c.arg(&f[..]);
+                    }
+                }
+                Fields::One(i) => {
+                    pipe.cmd("HMGET").arg(full).arg(&inner.field_names[i][..]);
+                }
+            }
+        }
+        let con = self.con.as_mut().expect("connected above");
+        let rows: Vec<Vec<Option<Vec<u8>>>> = match pipe.query_async(con).await {
+            Ok(r) => r,
+            Err(e) => return self.failed(e),
+        };
+        let (mut n, mut bytes) = (0, 0);
+        for (k, vals) in keys.iter().zip(&rows) {
+            // a record deleted between the index read and the HMGET is skipped
+            if vals.iter().all(Option::is_none) {
+                continue;
+            }
+            let rec = out.push(k);
+            let cols = fields
+                .columns(inner.field_names.len())
+                .map(|(c, f)| (f, vals.get(c).and_then(|v| v.as_deref())));
+            bytes += copy_fields(cols, rec).unwrap_or(0);
+            n += 1;
+        }
+        Outcome::ok(n, bytes)
+    }
+
+    async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        match self.inner.model {
+            Model::Hash => self.write_hash(key, values, false).await,
+            Model::String => self.write_string(key, values, false).await,
+        }
+    }
+
+    async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
+        match self.inner.model {
+            Model::Hash => self.write_hash(key, values, true).await,
+            Model::String => self.write_string(key, values, true).await,
+        }
+    }
+
+    /// One pipeline per batch: every record's write goes out before the first
+    /// reply is read (one round trip). Not atomic: the outcome counts the
+    /// records written and reports the first refusal.
+    async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
+        if batch.is_empty() {
+            return Outcome::ok(0, 0);
+        }
+        if self.inner.is_cluster() {
+            // records of a batch live on different slots: one write each
+            let mut inserted = 0;
+            for (key, values) in batch.rows() {
+                let o = self.insert(key, values).await;
+                if !o.status.is_ok() {
+                    return Outcome {
+                        rows: inserted,
+                        ..o
+                    };
+                }
+                inserted += 1;
+            }
+            return Outcome::ok(inserted, batch.bytes());
+        }
+        if let Err(o) = self.connected().await {
+            return o;
+        }
+        let inner = self.inner.clone();
+        let n = inner.field_names.len();
+        let upsert = inner.insert_mode == InsertMode::Upsert;
+        let script = if upsert {
+            &inner.scripts.upsert
+        } else {
+            &inner.scripts.insert_nx
+        };
+        let mut pipe = redis::pipe();
+        for (key, values) in batch.rows() {
+            let mut full = inner.prefix.clone();
+            full.extend_from_slice(key);
+            match inner.model {
+                Model::Hash => {
+                    let c = pipe
+                        .cmd("EVALSHA")
+                        .arg(script.get_hash())
+                        .arg(2)
+                        .arg(full)
+                        .arg(&inner.index[..])
+                        .arg(key);
+                    for (i, v) in values.iter() {
+                        c.arg(&inner.field_names[i][..]).arg(v);
+                    }
+                }
+                Model::String => {
+                    kv::encode(n, values, &mut self.value);
+                    let c = pipe.cmd("SET").arg(full).arg(&self.value[..]);
+                    if !upsert {
+                        c.arg("NX");
+                    }
+                }
+            }
+        }
+        let mut loaded = false;
+        if inner.model == Model::Hash && !self.batch_script_loaded {
+            let con = self.con.as_mut().expect("connected above");
+            if let Err(e) = script.load_async(con).await {
+                return self.failed(e);
+            }
+            self.batch_script_loaded = true;
+            loaded = true;
+        }
+        let replies: Vec<Value> = loop {
+            let con = self.con.as_mut().expect("connected above");
+            match pipe.query_async(con).await {
+                Ok(r) => break r,
+                // the server lost its script cache (restarted): load it once more
+                Err(e)
+                    if !loaded
+                        && e.kind()
+                            == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    loaded = true;
+                    let con = self.con.as_mut().expect("connected above");
+                    if let Err(e) = script.load_async(con).await {
+                        return self.failed(e);
+                    }
+                }
+                Err(e) => return self.failed(e),
+            }
+        };
+        let written = replies
+            .iter()
+            .filter(|r| matches!(r, Value::Int(1) | Value::Okay))
+            .count() as u64;
+        if written == batch.len() as u64 {
+            Outcome::ok(written, batch.bytes())
+        } else {
+            Outcome {
+                status: Status::DuplicateKey,
+                rows: written,
+                bytes: 0,
+                detail: None,
+            }
+        }
+    }
+
+    async fn delete(&mut self, key: &[u8]) -> Outcome {
+        let n = match self.inner.model {
+            Model::Hash => self.hash_script(|s| &s.delete, key, None).await,
+            Model::String => {
+                self.full_key(key);
+                if let Err(o) = self.connected().await {
+                    return o;
+                }
+                let con = self.con.as_mut().expect("connected above");
+                match redis::cmd("DEL")
+                    .arg(&self.key[..])
+                    .query_async::<i64>(con)
+                    .await
+                {
+                    Ok(n) => Ok(n),
+                    Err(e) => Err(self.failed(e)),
+                }
+            }
+        };
+        match n {
+            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(_) => Outcome::ok(0, 0),
+            Err(o) => o,
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Tests of the Redis binding: options and errors without a server, the
+//! conformance suite and cluster behaviour against the servers scripts/services starts.
+use super::*;
+
+fn server_url() -> String {
+    std::env::var("YARDSTICK_REDIS_URL")
+        .unwrap_or_else(|_| "redis://:benchpw@127.0.0.1:56379".into())
+}
+
+fn available() -> bool {
+    crate::testing::server_available("Redis", &server_url(), "scripts/services start redis")
+}
+
+fn open_url(url: &str, opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
+    RedisBinding::open(&Target::parse(url)?, opts)
+}
+
+/// Every open gets its own key prefix, so checks share the server but no keys.
+fn open_fresh(opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
+    open_url(
+        &format!(
+            "{}?prefix={}:",
+            server_url(),
+            crate::net::unique_name("conf")
+        ),
+        opts,
+    )
+}
+
+yardstick_core::conformance_suite!(open_fresh, available);
+
+mod string_model {
+    use super::*;
+
+    fn open_fresh(opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
+        open_url(
+            &format!(
+                "{}?model=string&pipeline=4&prefix={}:",
+                server_url(),
+                crate::net::unique_name("str")
+            ),
+            opts,
+        )
+    }
+
+    yardstick_core::conformance_suite!(open_fresh, available, without_scan);
+}
+
+/// The same checks on a three-master Redis Cluster (no scans there).
+mod cluster {
+    use super::*;
+
+    pub fn cluster_url() -> String {
+        std::env::var("YARDSTICK_REDIS_CLUSTER_URL").unwrap_or_else(|_| {
+            "redis://:benchpw@127.0.0.1:46391,127.0.0.1:46392,127.0.0.1:46393".into()
+        })
+    }
+
+    fn available() -> bool {
+        crate::testing::server_available(
+            "Redis Cluster",
+            "redis://127.0.0.1:46391",
+            "scripts/services start redis-cluster",
+        )
+    }
+
+    fn open_fresh(opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
+        open_url(
+            &format!(
+                "{}?pipeline=2&prefix={}:",
+                cluster_url(),
+                crate::net::unique_name("cl")
+            ),
+            opts,
+        )
+    }
+
+    yardstick_core::conformance_suite!(open_fresh, available, without_scan);
+
+    #[test]
+    fn cluster_mode_is_recorded_and_refuses_scans() {
+        if !available() {
+            return;
+        }
+        let b = open_fresh(&super::opts()).unwrap();
+        assert_eq!(b.info().settings["cluster_seed_nodes"], "3");
+        assert_eq!(b.info().settings["redis_mode"], "cluster");
+        let with_scans = OpenOptions {
+            scans: true,
+            ..super::opts()
+        };
+        let e = open_fresh(&with_scans).err().unwrap().to_string();
+        assert!(e.contains("no global key order"), "{e}");
+    }
+}
+
+fn opts() -> OpenOptions {
+    OpenOptions {
+        schema: Schema {
+            table: "usertable".into(),
+            fields: vec!["field0".into()],
+        },
+        insert_mode: InsertMode::Insert,
+        update_mode: UpdateMode::Update,
+        create: true,
+        sessions: 1,
+        data_integrity: false,
+        scans: false,
+    }
+}
+
+#[test]
+fn wrong_password_and_dead_port_are_one_clear_line_without_the_password() {
+    if !available() {
+        return;
+    }
+    let e = open_url(&server_url().replace("benchpw", "wrongpw"), &opts())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("wrong or missing password") && !e.contains("wrongpw"),
+        "{e}"
+    );
+    let e = open_url("redis://127.0.0.1:56379", &opts())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("wrong or missing password"), "{e}");
+    let e = open_url("redis://:secretpw@127.0.0.1:1", &opts())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("cannot connect to Redis at 127.0.0.1:1") && !e.contains("secretpw"),
+        "{e}"
+    );
+    let e = open_url(&format!("{}?model=list", server_url()), &opts())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("unknown Redis model 'list'"), "{e}");
+}
+
+#[test]
+fn tls_with_the_servers_ca_connects_and_records_settings() {
+    if !available() {
+        return;
+    }
+    let ca = crate::testing::test_ca();
+    let url = format!(
+        "rediss://:benchpw@127.0.0.1:56380?tls_ca={ca}&prefix={}:",
+        crate::net::unique_name("tls")
+    );
+    let b = open_url(&url, &opts()).unwrap();
+    let info = b.info();
+    assert!(
+        info.version.starts_with(char::is_numeric),
+        "{}",
+        info.version
+    );
+    assert_eq!(info.settings.get("tls").map(String::as_str), Some("true"));
+    assert!(info.settings.contains_key("appendonly"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut s = b.session().await.unwrap();
+        let mut ws = WriteSet::default();
+        ws.push(0).extend_from_slice(b"over tls");
+        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        let mut rec = Record::with_fields(1);
+        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+        assert_eq!(rec.get(0), Some(&b"over tls"[..]));
+    });
+    // without the CA the self-signed certificate is rejected at open
+    let e = open_url("rediss://:benchpw@127.0.0.1:56380", &opts())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("cannot connect to Redis at 127.0.0.1:56380"),
+        "{e}"
+    );
+}
+
+#[test]
+fn pipelined_sessions_share_a_connection_per_thread() {
+    if !available() {
+        return;
+    }
+    let url = format!(
+        "{}?model=string&pipeline=3&prefix={}:",
+        server_url(),
+        crate::net::unique_name("pipe")
+    );
+    let b = open_url(&url, &opts()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut sessions = Vec::new();
+        for _ in 0..7 {
+            sessions.push(b.session().await.unwrap());
+        }
+        let users: Vec<usize> = b.inner.shared.lock().unwrap().iter().map(|s| s.2).collect();
+        assert_eq!(users, vec![3, 3, 1]);
+        let mut ws = WriteSet::default();
+        ws.push(0).extend_from_slice(b"v");
+        let futs = sessions.iter_mut().enumerate().map(|(i, s)| {
+            let ws = ws.clone();
+            async move { s.insert(format!("k{i}").as_bytes(), &ws).await.status }
+        });
+        let statuses = futures_util::future::join_all(futs).await;
+        assert!(statuses.iter().all(|s| *s == Status::Ok), "{statuses:?}");
+    });
+}
+
+#[test]
+fn scans_are_refused_for_the_string_model_only() {
+    if !available() {
+        return;
+    }
+    let with_scans = OpenOptions {
+        scans: true,
+        ..opts()
+    };
+    let e = open_url(&format!("{}?model=string", server_url()), &with_scans)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("scans") && e.contains("model=hash"), "{e}");
+    assert!(open_url(&server_url(), &with_scans).is_ok());
+}

@@ -1,0 +1,215 @@
+//! Executing one operation or one load batch: timing, the statuses that are
+//! retried, and the backoff between retries.
+use super::*;
+
+/// One batch insert of the load phase, with YCSB's insertion retries.
+pub(super) async fn execute_batch<S: Session>(
+    s: &mut S,
+    batch: &Batch,
+    shared: &SharedState,
+    intended: Option<Instant>,
+    state: &RefCell<WorkerState>,
+    stop: &AtomicBool,
+    clock: &quanta::Clock,
+) -> Instant {
+    let c = &shared.config;
+    let first = clock.raw();
+    let mut attempt = 0u32;
+    let (mut out, mut start, mut end);
+    loop {
+        (out, start, end) = timed(clock, s.insert_batch(batch)).await;
+        if out.status.is_ok()
+            || out.status == Status::DuplicateKey
+            || attempt >= c.insertion_retry_limit
+            || stop.load(Ordering::Relaxed)
+        {
+            break;
+        }
+        attempt += 1;
+        state.borrow_mut().rec.retries += 1;
+        let jitter = 0.8 + 0.4 * (fnvhash64(first ^ attempt as u64) % 1000) as f64 / 1000.0;
+        tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
+    }
+    let origin = intended.map_or(Origin::Stamp(first), Origin::Intended);
+    state
+        .borrow_mut()
+        .record(OpKind::BatchInsert, &out, origin, start, end)
+}
+
+/// Runs one call between two raw stamps.
+#[inline]
+async fn timed<F: std::future::Future<Output = Outcome>>(
+    clock: &quanta::Clock,
+    f: F,
+) -> (Outcome, u64, u64) {
+    let start = clock.raw();
+    let out = f.await;
+    (out, start, clock.raw())
+}
+
+/// Whether a failed run-phase operation is worth retrying under `retry.limit`:
+/// the database asked for it (conflict) or could not answer (timeout, unavailable).
+pub(super) fn retryable(status: Status) -> bool {
+    matches!(
+        status,
+        Status::Conflict | Status::Timeout | Status::Unavailable
+    )
+}
+
+/// Wait before retry `attempt` (1-based): `base` doubled per attempt up to 1 s
+/// (never below `base`), times a deterministic 0.8-1.2 jitter.
+pub(super) fn backoff(base: std::time::Duration, attempt: u32, salt: u64) -> std::time::Duration {
+    let cap = base.max(std::time::Duration::from_secs(1));
+    let exp = base.saturating_mul(1u32 << (attempt - 1).min(20)).min(cap);
+    let jitter = 0.8 + 0.4 * (fnvhash64(salt ^ attempt as u64) % 1000) as f64 / 1000.0;
+    exp.mul_f64(jitter)
+}
+
+/// Runs `$call` (a future expression, re-evaluated per attempt) until it
+/// succeeds, fails for good, or `retry.limit` retries are spent. Evaluates to
+/// (outcome, first attempt's start, last attempt's start, last attempt's end):
+/// response time covers every attempt, service time the last one.
+macro_rules! with_retries {
+    ($clock:expr, $cfg:expr, $stop:expr, $state:expr, $salt:expr, $call:expr) => {{
+        let mut attempt = 0u32;
+        let mut first = None;
+        loop {
+            let (out, start, end) = timed($clock, $call).await;
+            let first = *first.get_or_insert(start);
+            if !retryable(out.status)
+                || attempt >= $cfg.retry_limit
+                || $stop.load(Ordering::Relaxed)
+            {
+                break (out, first, start, end);
+            }
+            attempt += 1;
+            $state.borrow_mut().rec.retries += 1;
+            tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
+        }
+    }};
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn execute<S: Session>(
+    s: &mut S,
+    stream: &mut Stream,
+    shared: &SharedState,
+    phase: Phase,
+    op: PlannedOp,
+    intended: Option<Instant>,
+    b: &mut Buffers,
+    state: &RefCell<WorkerState>,
+    stop: &AtomicBool,
+    clock: &quanta::Clock,
+) -> Instant {
+    stream.key(shared, op.keynum, &mut b.key);
+    let c = &shared.config;
+    let origin = |start: u64| intended.map_or(Origin::Stamp(start), Origin::Intended);
+    let salt = op.keynum;
+    match op.kind {
+        OpKind::Read => {
+            let (mut out, first, start, end) = with_retries!(clock, c, stop, state, salt, {
+                b.record.clear();
+                s.read(&b.key, op.fields, &mut b.record)
+            });
+            if out.status.is_ok()
+                && c.data_integrity
+                && !stream.verify(shared, &b.key, op.fields, &b.record)
+            {
+                out.status = Status::VerifyFailed;
+            }
+            state
+                .borrow_mut()
+                .record(OpKind::Read, &out, origin(first), start, end)
+        }
+        OpKind::Scan => {
+            let (out, first, start, end) = with_retries!(clock, c, stop, state, salt, {
+                b.scan.clear();
+                s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
+            });
+            state
+                .borrow_mut()
+                .record(OpKind::Scan, &out, origin(first), start, end)
+        }
+        OpKind::Update => {
+            stream.values(shared, &b.key, op.fields, &mut b.values);
+            let (out, first, start, end) =
+                with_retries!(clock, c, stop, state, salt, s.update(&b.key, &b.values));
+            state
+                .borrow_mut()
+                .record(OpKind::Update, &out, origin(first), start, end)
+        }
+        OpKind::Delete => {
+            let (out, first, start, end) =
+                with_retries!(clock, c, stop, state, salt, s.delete(&b.key));
+            state
+                .borrow_mut()
+                .record(OpKind::Delete, &out, origin(first), start, end)
+        }
+        OpKind::Insert if phase == Phase::Run => {
+            stream.values(shared, &b.key, Fields::All, &mut b.values);
+            let (out, first, start, end) =
+                with_retries!(clock, c, stop, state, salt, s.insert(&b.key, &b.values));
+            let mut ws = state.borrow_mut();
+            let done = ws.record(OpKind::Insert, &out, origin(first), start, end);
+            if let Err(e) = shared.inserts.acknowledge(op.keynum) {
+                ws.rec
+                    .record_error_message(OpKind::Insert, Status::Error, &e.to_string());
+            }
+            done
+        }
+        OpKind::Insert | OpKind::BatchInsert => {
+            // the load phase follows YCSB's insertion retry properties
+            stream.values(shared, &b.key, Fields::All, &mut b.values);
+            let first = clock.raw();
+            let mut attempt = 0u32;
+            let (mut out, mut start, mut end);
+            loop {
+                (out, start, end) = timed(clock, s.insert(&b.key, &b.values)).await;
+                let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
+                if !retryable || attempt >= c.insertion_retry_limit || stop.load(Ordering::Relaxed)
+                {
+                    break;
+                }
+                attempt += 1;
+                state.borrow_mut().rec.retries += 1;
+                // YCSB waits 0.8 to 1.2 times the retry interval.
+                let jitter =
+                    0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
+                tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
+            }
+            // Response time covers every attempt; service time the last one.
+            state
+                .borrow_mut()
+                .record(OpKind::Insert, &out, origin(first), start, end)
+        }
+        OpKind::ReadModifyWrite => {
+            let (mut r, first, start, read_end) = with_retries!(clock, c, stop, state, salt, {
+                b.record.clear();
+                s.read(&b.key, op.fields, &mut b.record)
+            });
+            if r.status.is_ok()
+                && c.data_integrity
+                && !stream.verify(shared, &b.key, op.fields, &b.record)
+            {
+                r.status = Status::VerifyFailed;
+            }
+            state
+                .borrow_mut()
+                .record(OpKind::Read, &r, origin(first), start, read_end);
+            stream.values(shared, &b.key, op.write, &mut b.values);
+            let (u, ufirst, ustart, end) =
+                with_retries!(clock, c, stop, state, salt, s.update(&b.key, &b.values));
+            let mut ws = state.borrow_mut();
+            ws.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
+            let overall = if !r.status.is_ok() { &r } else { &u };
+            let whole = Outcome {
+                status: overall.status,
+                rows: r.rows,
+                bytes: r.bytes + u.bytes,
+                detail: None,
+            };
+            ws.record(OpKind::ReadModifyWrite, &whole, origin(first), start, end)
+        }
+    }
+}

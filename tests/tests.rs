@@ -1,0 +1,27 @@
+//! yardstick's end-to-end tests, as one test binary (one build and link
+//! instead of one per file): each module below is one area, run against the
+//! real `yardstick` binary and, for the server bindings, the servers
+//! `scripts/services` starts on loopback. `common` holds the fixtures every
+//! module shares.
+mod common;
+
+mod cli_errors;
+mod cli_measurement;
+mod cli_run;
+mod compare;
+mod cql;
+mod deploy;
+mod embedded;
+mod etcd;
+mod instances;
+mod kv_servers;
+mod matrix;
+mod memory_limit;
+mod merge;
+mod mongodb;
+mod mysql;
+mod postgres;
+mod report;
+mod scripts;
+mod suite;
+mod tpcc;
