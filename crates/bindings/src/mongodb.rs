@@ -239,7 +239,23 @@ fn status_of(e: &mongodb::error::Error) -> Status {
 fn failed(e: mongodb::error::Error) -> Outcome {
     match status_of(&e) {
         Status::DuplicateKey => Outcome::status(Status::DuplicateKey),
-        s => Outcome::failed(s, e),
+        s => Outcome::failed(s, error_text(&e)),
+    }
+}
+
+/// A driver error in one line: the server's code, code name and message, or
+/// the chain of causes.
+fn error_text(e: &mongodb::error::Error) -> String {
+    use yardstick_core::error::ServerError;
+    match &*e.kind {
+        ErrorKind::Command(c) => {
+            ServerError::new("MongoDB error", format!("{} {}", c.code, c.code_name), &c.message)
+                .to_string()
+        }
+        ErrorKind::Write(WriteFailure::WriteError(w)) => {
+            ServerError::new("MongoDB error", w.code, &w.message).to_string()
+        }
+        _ => yardstick_core::error::chain(e),
     }
 }
 

@@ -3,6 +3,7 @@
 //! bindings differ only in placeholders and upsert syntax, so that is all a
 //! [`Dialect`] says.
 use std::fmt::Write as _;
+use yardstick_core::binding::{InsertMode, UpdateMode};
 
 /// Checks that an existing table has a column for every field (names compare
 /// case-insensitively); `table` names it in the message, with its location.
@@ -60,6 +61,24 @@ pub enum WriteKind {
     Insert,
     Upsert,
     Update,
+}
+
+impl WriteKind {
+    /// What an insert runs under the run's insert semantics.
+    pub fn for_insert(mode: InsertMode) -> WriteKind {
+        match mode {
+            InsertMode::Insert => WriteKind::Insert,
+            InsertMode::Upsert => WriteKind::Upsert,
+        }
+    }
+
+    /// What an update runs under the run's update semantics.
+    pub fn for_update(mode: UpdateMode) -> WriteKind {
+        match mode {
+            UpdateMode::Update => WriteKind::Update,
+            UpdateMode::Upsert => WriteKind::Upsert,
+        }
+    }
 }
 
 /// Statement texts for one table and dialect. Parameter 1 is always the key;
@@ -259,12 +278,29 @@ impl Statements {
         self.dialect.write(&self.table, &cols, kind)
     }
 
-    /// The write statement for `kind`: which of insert/upsert/update applies.
-    pub fn kind(insert: bool, insert_upsert: bool, update_upsert: bool) -> WriteKind {
-        match (insert, insert_upsert, update_upsert) {
-            (true, false, _) => WriteKind::Insert,
-            (true, true, _) | (false, _, true) => WriteKind::Upsert,
-            (false, _, false) => WriteKind::Update,
+    /// The statement kind of a write: an insert under the run's insert
+    /// semantics, otherwise an update under its update semantics.
+    pub fn kind(insert: bool, insert_mode: InsertMode, update_mode: UpdateMode) -> WriteKind {
+        if insert {
+            WriteKind::for_insert(insert_mode)
+        } else {
+            WriteKind::for_update(update_mode)
+        }
+    }
+
+    /// The whole-record insert under `mode` (INSERT or the dialect's upsert).
+    pub fn insert_for(&self, mode: InsertMode) -> &str {
+        match mode {
+            InsertMode::Insert => &self.insert_all,
+            InsertMode::Upsert => &self.upsert_all,
+        }
+    }
+
+    /// The one-field writes, by field, of an update under `mode`.
+    pub fn update_one_for(&self, mode: UpdateMode) -> &[String] {
+        match mode {
+            UpdateMode::Update => &self.update_one,
+            UpdateMode::Upsert => &self.upsert_one,
         }
     }
 }
@@ -389,8 +425,22 @@ mod tests {
             s.write_subset([1, 0].into_iter(), WriteKind::Update),
             "UPDATE usertable SET field1 = $2, field0 = $3 WHERE YCSB_KEY = $1"
         );
-        assert_eq!(Statements::kind(true, false, true), WriteKind::Insert);
-        assert_eq!(Statements::kind(false, false, true), WriteKind::Upsert);
-        assert_eq!(Statements::kind(false, true, false), WriteKind::Update);
+        use {InsertMode as I, UpdateMode as U};
+        assert_eq!(
+            Statements::kind(true, I::Insert, U::Upsert),
+            WriteKind::Insert
+        );
+        assert_eq!(
+            Statements::kind(true, I::Upsert, U::Update),
+            WriteKind::Upsert
+        );
+        assert_eq!(
+            Statements::kind(false, I::Insert, U::Upsert),
+            WriteKind::Upsert
+        );
+        assert_eq!(
+            Statements::kind(false, I::Upsert, U::Update),
+            WriteKind::Update
+        );
     }
 }

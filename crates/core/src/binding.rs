@@ -99,12 +99,15 @@ impl Outcome {
     }
 
     #[cold]
+    /// A failure and what the database said, cut to one short line
+    /// ([`crate::error::shorten`]).
     pub fn failed(status: Status, detail: impl std::fmt::Display) -> Self {
+        let detail = detail.to_string();
         Outcome {
             status,
             rows: 0,
             bytes: 0,
-            detail: Some(detail.to_string().into_boxed_str()),
+            detail: Some(crate::error::shorten(&detail).into()),
         }
     }
 }

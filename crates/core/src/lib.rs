@@ -9,10 +9,12 @@
 //! | [`stats`] | mergeable HdrHistogram recorders and summaries |
 //! | [`result`] | the versioned JSON result, environment capture, secret redaction |
 //! | `conformance` | the suite every binding must pass (feature `testing`) |
+//! | [`error`] | database errors in one line: the server's own code, the chain of causes |
 //! | [`units`] | durations, read the same in flags, properties and URL options |
 pub mod binding;
 #[cfg(feature = "testing")]
 pub mod conformance;
+pub mod error;
 pub mod generator;
 pub mod op;
 pub mod result;

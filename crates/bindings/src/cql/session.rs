@@ -67,7 +67,7 @@ fn status_of(e: &ExecutionError) -> Status {
 }
 
 fn failed(e: ExecutionError) -> Outcome {
-    Outcome::failed(status_of(&e), e)
+    Outcome::failed(status_of(&e), yardstick_core::error::chain(&e))
 }
 
 /// Whether a lightweight transaction applied (its first column, `[applied]`).

@@ -80,11 +80,7 @@ fn status_of(s: &tonic::Status) -> Status {
 }
 
 fn open_error(endpoints: &[String], e: &tonic::Status) -> BindingError {
-    let text = if e.message().is_empty() {
-        e.code().description().to_string()
-    } else {
-        e.message().to_string()
-    };
+    let text = error_text(e);
     if text.contains("authentication failed") || text.contains("invalid auth") {
         return BindingError::Unavailable(format!(
             "etcd at {} refused the login: wrong user or password; fix the credentials in --db",
@@ -246,7 +242,18 @@ pub struct EtcdSession {
 }
 
 fn failed(e: tonic::Status) -> Outcome {
-    Outcome::failed(status_of(&e), e)
+    Outcome::failed(status_of(&e), error_text(&e))
+}
+
+/// A gRPC status in one line: the server's message and the status code.
+fn error_text(e: &tonic::Status) -> String {
+    let message = if e.message().is_empty() {
+        e.code().description()
+    } else {
+        e.message()
+    };
+    yardstick_core::error::ServerError::new("gRPC status", format!("{:?}", e.code()), message)
+        .to_string()
 }
 
 impl EtcdSession {

@@ -22,6 +22,7 @@ mod session;
 pub use session::MysqlSession;
 use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
+use yardstick_core::error::ServerError;
 
 /// yardstick's own URL options (the driver's are not passed through).
 pub const OPTIONS: &[&str] = &[
@@ -83,6 +84,17 @@ pub struct MysqlBinding {
     info: EngineInfo,
 }
 
+/// A driver error in one line: the server's message and error number, or
+/// the chain of causes.
+pub(crate) fn error_text(e: &mysql_async::Error) -> String {
+    match e {
+        mysql_async::Error::Server(s) => {
+            ServerError::new("MySQL error", s.code, &s.message).to_string()
+        }
+        other => yardstick_core::error::chain(other),
+    }
+}
+
 fn connect_error(server: &str, user: &str, db: &str, e: &mysql_async::Error) -> BindingError {
     match e {
         mysql_async::Error::Server(s) => match s.code {
@@ -98,10 +110,11 @@ fn connect_error(server: &str, user: &str, db: &str, e: &mysql_async::Error) -> 
             ER_CON_COUNT => BindingError::Unavailable(format!(
                 "{server} has no free connections: raise max_connections or lower --threads x --concurrency"
             )),
-            _ => BindingError::Unavailable(format!("{server}: {}", s.message)),
+            _ => BindingError::Unavailable(format!("{server}: {}", error_text(e))),
         },
         other => BindingError::Unavailable(format!(
-            "cannot connect to {server}: {other}; check that the server runs and the URL is right"
+            "cannot connect to {server}: {}; check that the server runs and the URL is right",
+            error_text(other)
         )),
     }
 }
@@ -309,7 +322,7 @@ impl Registered for MysqlBinding {
             let version: String = c
                 .query_first("SELECT VERSION()")
                 .await
-                .map_err(|e| BindingError::Unavailable(format!("{server}: {e}")))?
+                .map_err(|e| BindingError::Unavailable(format!("{server}: {}", error_text(&e))))?
                 .unwrap_or_default();
             let mut settings = server_settings(&mut c).await;
             let table_engine: Option<String> = c
@@ -397,7 +410,7 @@ async fn prepare_table(
             (sql.table.clone(),),
         )
         .await
-        .map_err(|e| BindingError::Unavailable(format!("{server}: {e}")))?;
+        .map_err(|e| BindingError::Unavailable(format!("{server}: {}", error_text(&e))))?;
     if cols.is_empty() {
         if !create {
             return Err(BindingError::Unavailable(format!(
@@ -406,7 +419,7 @@ async fn prepare_table(
             )));
         }
         c.query_drop(create_table).await.map_err(|e| {
-            BindingError::Unavailable(format!("cannot create table {}: {e}", sql.table))
+            BindingError::Unavailable(format!("cannot create table {}: {}", sql.table, error_text(&e)))
         })?;
         return Ok(());
     }

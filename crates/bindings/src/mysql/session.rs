@@ -40,21 +40,8 @@ async fn prepare(c: &mut Conn, sql: &Sql, o: &OpenOptions) -> Result<Prepared, m
         read_one: prepare_list(c, &sql.read_one).await?,
         scan_all: c.prep(sql.scan_all.as_str()).await?,
         scan_one: prepare_list(c, &sql.scan_one).await?,
-        insert: c
-            .prep(match o.insert_mode {
-                InsertMode::Insert => sql.insert_all.as_str(),
-                InsertMode::Upsert => sql.upsert_all.as_str(),
-            })
-            .await?,
-        update_one: prepare_list(
-            c,
-            if o.update_mode == UpdateMode::Upsert {
-                &sql.upsert_one
-            } else {
-                &sql.update_one
-            },
-        )
-        .await?,
+        insert: c.prep(sql.insert_for(o.insert_mode)).await?,
+        update_one: prepare_list(c, sql.update_one_for(o.update_mode)).await?,
         delete: c.prep(sql.delete.as_str()).await?,
     })
 }
@@ -72,8 +59,9 @@ impl Binding for MysqlBinding {
             .await
             .map_err(|e| {
                 BindingError::Unavailable(format!(
-                    "cannot prepare statements on {}: {e}",
-                    self.server
+                    "cannot prepare statements on {}: {}",
+                    self.server,
+                    error_text(&e)
                 ))
             })?;
         Ok(MysqlSession {
@@ -107,14 +95,14 @@ impl Binding for MysqlBinding {
         run_cold(async move {
             let mut c = connect(&opts, timeout)
                 .await
-                .map_err(|e| BindingError::Io(e.to_string()))?;
+                .map_err(|e| BindingError::Io(error_text(&e)))?;
             let n: Option<u64> = c
                 .exec_first(
                     "SELECT CAST(DATA_LENGTH + INDEX_LENGTH AS UNSIGNED) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
                     (table,),
                 )
                 .await
-                .map_err(|e| BindingError::Io(e.to_string()))?;
+                .map_err(|e| BindingError::Io(error_text(&e)))?;
             let _ = c.disconnect().await;
             n.ok_or_else(|| BindingError::Io("no such table".into()))
         })
@@ -161,7 +149,7 @@ impl MysqlSession {
         }
         let mut c = connect(&self.binding_opts, self.connect_timeout)
             .await
-            .map_err(|e| Outcome::failed(status_of(&e), e))?;
+            .map_err(|e| Outcome::failed(status_of(&e), error_text(&e)))?;
         let o = OpenOptions {
             schema: Schema {
                 table: self.sql.table.clone(),
@@ -176,7 +164,7 @@ impl MysqlSession {
         };
         let st = prepare(&mut c, &self.sql, &o)
             .await
-            .map_err(|e| Outcome::failed(status_of(&e), e))?;
+            .map_err(|e| Outcome::failed(status_of(&e), error_text(&e)))?;
         self.conn = Some(c);
         self.st = Some(st);
         self.batch.clear();
@@ -192,7 +180,7 @@ impl MysqlSession {
             self.conn = None;
             self.st = None;
         }
-        Outcome::failed(status, e)
+        Outcome::failed(status, error_text(&e))
     }
 
     async fn write(&mut self, key: &[u8], values: &WriteSet, insert: bool) -> Outcome {
@@ -206,8 +194,8 @@ impl MysqlSession {
             .flatten();
         let kind = Sql::kind(
             insert,
-            self.insert_mode == InsertMode::Upsert,
-            self.update_mode == UpdateMode::Upsert,
+            self.insert_mode,
+            self.update_mode,
         );
         let key_last = !insert && kind == crate::sql::WriteKind::Update && self.key_last_in_update;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
@@ -389,7 +377,7 @@ impl Session for MysqlSession {
         })?;
         let sql = format!("TRUNCATE TABLE {}", self.sql.table);
         let conn = self.conn.as_mut().expect("connected by ready");
-        conn.query_drop(sql).await.map_err(|e| e.to_string())?;
+        conn.query_drop(sql).await.map_err(|e| error_text(&e))?;
         Ok(None)
     }
 }

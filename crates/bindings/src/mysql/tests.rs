@@ -158,6 +158,32 @@ fn server_variables_are_recorded_and_tls_with_the_test_ca_works() {
     });
 }
 
+/// The server's message and error number reach the outcome.
+#[test]
+fn a_failed_statement_says_what_the_server_said_with_its_error_number() {
+    if !available() {
+        return;
+    }
+    let b = open_fresh_with(&opts(true), "").unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut s = b.session().await.unwrap();
+        let c = s.conn.as_mut().unwrap();
+        c.query_drop("DROP TABLE usertable").await.unwrap();
+        let mut out = Record::with_fields(3);
+        let o = s.read(b"user1", Fields::All, &mut out).await;
+        let detail = o.detail.as_deref().unwrap_or_default();
+        assert_eq!(o.status, Status::Error, "{detail}");
+        assert!(
+            detail.contains("usertable' doesn't exist (MySQL error 1146)"),
+            "{detail}"
+        );
+    });
+}
+
 #[test]
 fn tidb_flavor_clusters_the_key_maps_its_errors_and_asks_for_retries() {
     let sql = Sql::new(

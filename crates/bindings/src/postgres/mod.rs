@@ -18,6 +18,7 @@ mod session;
 pub use session::PostgresSession;
 use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
+use yardstick_core::error::ServerError;
 
 /// URL options: the driver's (`connect_timeout`, `application_name`,
 /// `options`, `sslmode`) and yardstick's own.
@@ -98,6 +99,21 @@ fn describe(config: &Config) -> String {
     format!("PostgreSQL at {host}:{port}")
 }
 
+/// A driver error in one line: the server's message, detail and SQLSTATE, or
+/// the chain of causes (the driver's own text is only "db error").
+pub(crate) fn error_text(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let message = match db.detail() {
+                Some(d) => format!("{}: {d}", db.message()),
+                None => db.message().to_string(),
+            };
+            ServerError::new("SQLSTATE", db.code().code(), message).to_string()
+        }
+        None => yardstick_core::error::chain(e),
+    }
+}
+
 /// Turns a connection failure into one line naming the problem and the fix.
 fn connect_error(config: &Config, e: &tokio_postgres::Error) -> BindingError {
     let server = describe(config);
@@ -113,7 +129,7 @@ fn connect_error(config: &Config, e: &tokio_postgres::Error) -> BindingError {
         Some(c) if *c == SqlState::TOO_MANY_CONNECTIONS => BindingError::Unavailable(format!(
             "{server} has no free connections: raise max_connections or lower --threads x --concurrency"
         )),
-        _ => BindingError::Unavailable(format!("cannot connect to {server}: {e}; check that the server runs and the URL is right")),
+        _ => BindingError::Unavailable(format!("cannot connect to {server}: {}; check that the server runs and the URL is right", error_text(e))),
     }
 }
 
@@ -282,7 +298,7 @@ impl Registered for PostgresBinding {
                 .query_one("SHOW server_version", &[])
                 .await
                 .map(|r| r.get(0))
-                .map_err(|e| BindingError::Unavailable(format!("{}: {e}", describe(&ep.config))))?;
+                .map_err(|e| BindingError::Unavailable(format!("{}: {}", describe(&ep.config), error_text(&e))))?;
             let mut settings = server_settings(&client).await;
             if let Ok(row) = client
                 .query_one(
@@ -363,7 +379,7 @@ async fn prepare_table(
     let cols: Vec<String> = client
         .query("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1", &[&t])
         .await
-        .map_err(|e| BindingError::Unavailable(format!("{}: {e}", describe(config))))?
+        .map_err(|e| BindingError::Unavailable(format!("{}: {}", describe(config), error_text(&e))))?
         .iter()
         .map(|r| r.get::<_, String>(0))
         .collect();
@@ -380,7 +396,7 @@ async fn prepare_table(
             .batch_execute(&create_table(&sql.table, &fields, flavor, sharding))
             .await
             .map_err(|e| {
-                BindingError::Unavailable(format!("cannot create table {}: {e}", sql.table))
+                BindingError::Unavailable(format!("cannot create table {}: {}", sql.table, error_text(&e)))
             })?;
         return Ok(());
     }

@@ -14,8 +14,8 @@ struct Prepared {
 }
 
 /// A connection with its prepared statements.
-struct Live {
-    client: Client,
+pub(super) struct Live {
+    pub(super) client: Client,
     st: Prepared,
     /// Multi-row INSERTs prepared on first use, by row count.
     batch: std::collections::HashMap<usize, Statement>,
@@ -51,20 +51,8 @@ async fn prepare(
         read_one: prepare_all(client, &sql.read_one).await?,
         scan_all: client.prepare(&sql.scan_all).await?,
         scan_one: prepare_all(client, &sql.scan_one).await?,
-        insert: client
-            .prepare(match insert_mode {
-                InsertMode::Insert => &sql.insert_all,
-                InsertMode::Upsert => &sql.upsert_all,
-            })
-            .await?,
-        update_one: prepare_all(
-            client,
-            match update_mode {
-                UpdateMode::Upsert => &sql.upsert_one,
-                UpdateMode::Update => &sql.update_one,
-            },
-        )
-        .await?,
+        insert: client.prepare(sql.insert_for(insert_mode)).await?,
+        update_one: prepare_all(client, sql.update_one_for(update_mode)).await?,
         delete: client.prepare(&sql.delete).await?,
     })
 }
@@ -103,7 +91,7 @@ impl Binding for PostgresBinding {
                     &[&table],
                 )
                 .await
-                .map_err(|e| BindingError::Io(e.to_string()))?;
+                .map_err(|e| BindingError::Io(error_text(&e)))?;
             Ok(row.get::<_, i64>(0) as u64)
         })
         .ok()
@@ -123,20 +111,20 @@ fn outcome_of(e: tokio_postgres::Error) -> Outcome {
             if *c == SqlState::T_R_SERIALIZATION_FAILURE
                 || *c == SqlState::T_R_DEADLOCK_DETECTED =>
         {
-            Outcome::failed(Status::Conflict, e)
+            Outcome::failed(Status::Conflict, error_text(&e))
         }
         Some(c) if *c == SqlState::QUERY_CANCELED || *c == SqlState::LOCK_NOT_AVAILABLE => {
-            Outcome::failed(Status::Timeout, e)
+            Outcome::failed(Status::Timeout, error_text(&e))
         }
         Some(c)
             if *c == SqlState::ADMIN_SHUTDOWN
                 || *c == SqlState::CRASH_SHUTDOWN
                 || *c == SqlState::CANNOT_CONNECT_NOW =>
         {
-            Outcome::failed(Status::Unavailable, e)
+            Outcome::failed(Status::Unavailable, error_text(&e))
         }
-        Some(_) => Outcome::failed(Status::Error, e),
-        None => Outcome::failed(Status::Unavailable, e),
+        Some(_) => Outcome::failed(Status::Error, error_text(&e)),
+        None => Outcome::failed(Status::Unavailable, error_text(&e)),
     }
 }
 
@@ -170,8 +158,9 @@ impl PostgresSession {
             .await
             .map_err(|e| {
                 BindingError::Unavailable(format!(
-                    "cannot prepare statements on {}: {e}",
-                    describe(&self.ep.config)
+                    "cannot prepare statements on {}: {}",
+                    describe(&self.ep.config),
+                    error_text(&e)
                 ))
             })?;
         self.live = Some(Live {
@@ -183,7 +172,7 @@ impl PostgresSession {
     }
 
     /// The live connection, reconnecting once after the last one closed.
-    async fn live(&mut self) -> Result<&mut Live, Outcome> {
+    pub(super) async fn live(&mut self) -> Result<&mut Live, Outcome> {
         if self.live.as_ref().is_some_and(|l| l.client.is_closed()) {
             self.live = None;
         }
@@ -217,8 +206,8 @@ impl PostgresSession {
             .flatten();
         let kind = Sql::kind(
             insert,
-            self.insert_mode == InsertMode::Upsert,
-            self.update_mode == UpdateMode::Upsert,
+            self.insert_mode,
+            self.update_mode,
         );
         let sql = self.sql.clone();
         let live = match self.live().await {
@@ -450,10 +439,10 @@ impl Session for PostgresSession {
             o.detail
                 .map_or_else(|| o.status.name().to_string(), String::from)
         })?;
-        live.client.batch_execute(&sql).await.map_err(|e| {
-            e.as_db_error()
-                .map_or(e.to_string(), |d| d.message().to_string())
-        })?;
+        live.client
+            .batch_execute(&sql)
+            .await
+            .map_err(|e| error_text(&e))?;
         Ok(None)
     }
 

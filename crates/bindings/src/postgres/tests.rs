@@ -95,10 +95,37 @@ fn bad_credentials_missing_database_and_dead_port_are_one_clear_line() {
     let e = open(&format!("{}/no_such_db", url.rsplit_once('/').unwrap().0));
     assert!(e.contains("database no_such_db does not exist"), "{e}");
     let e = open("postgres://bench:benchpw@127.0.0.1:1/ycsb");
+    // the driver's own text stops at "error connecting to server"
     assert!(
-        e.contains("cannot connect to PostgreSQL at 127.0.0.1:1"),
+        e.contains("cannot connect to PostgreSQL at 127.0.0.1:1") && e.contains("refused"),
         "{e}"
     );
+}
+
+/// The server's message and SQLSTATE reach the outcome, not the driver's
+/// "db error".
+#[test]
+fn a_failed_statement_says_what_the_server_said_with_its_sqlstate() {
+    if !available() {
+        return;
+    }
+    let b = open_fresh(&opts(true)).unwrap();
+    rt().block_on(async {
+        let mut s = b.session().await.unwrap();
+        let live = s.live().await.unwrap();
+        live.client
+            .batch_execute("DROP TABLE usertable")
+            .await
+            .unwrap();
+        let mut out = Record::with_fields(3);
+        let o = s.read(b"user1", Fields::All, &mut out).await;
+        let detail = o.detail.as_deref().unwrap_or_default();
+        assert_eq!(o.status, Status::Error, "{detail}");
+        assert!(
+            detail.contains("relation \"usertable\" does not exist (SQLSTATE 42P01)"),
+            "{detail}"
+        );
+    });
 }
 
 #[test]

@@ -39,9 +39,7 @@ fn err(e: tokio_postgres::Error) -> DbError {
         } else {
             ErrorKind::Other
         },
-        message: e
-            .as_db_error()
-            .map_or_else(|| e.to_string(), |d| d.message().to_string()),
+        message: crate::postgres::error_text(&e),
     }
 }
 

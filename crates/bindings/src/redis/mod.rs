@@ -168,7 +168,7 @@ fn open_error(server: &str, e: &RedisError) -> BindingError {
     }
     BindingError::Unavailable(format!(
         "cannot connect to {server}: {}; check that the server runs and the URL is right",
-        text
+        session::error_text(e)
     ))
 }
 

@@ -1,6 +1,7 @@
 //! Redis sessions: each operation as the commands (or Lua script) of the
 //! record model, their replies mapped to statuses.
 use super::*;
+use yardstick_core::error::ServerError;
 
 impl Binding for RedisBinding {
     type Session = RedisSession;
@@ -42,6 +43,15 @@ fn is_connection_error(e: &RedisError) -> bool {
         || e.is_unrecoverable_error()
 }
 
+/// A driver error in one line: the server's error prefix and message, or
+/// the chain of causes.
+pub(super) fn error_text(e: &RedisError) -> String {
+    match e.code() {
+        Some(code) => ServerError::new("Redis", code, e.detail().unwrap_or_default()).to_string(),
+        None => yardstick_core::error::chain(e),
+    }
+}
+
 fn status_of(e: &RedisError) -> Status {
     if e.is_timeout() {
         Status::Timeout
@@ -59,7 +69,7 @@ impl RedisSession {
         if self.con.is_none() {
             match self.inner.connect().await {
                 Ok(c) => self.con = Some(c),
-                Err(e) => return Err(Outcome::failed(status_of(&e), e)),
+                Err(e) => return Err(Outcome::failed(status_of(&e), error_text(&e))),
             }
         }
         Ok(())
@@ -70,7 +80,7 @@ impl RedisSession {
         if status == Status::Unavailable || status == Status::Timeout {
             self.con = None;
         }
-        Outcome::failed(status, e)
+        Outcome::failed(status, error_text(&e))
     }
 
     fn full_key(&mut self, key: &[u8]) {

@@ -218,6 +218,45 @@ fn pipelined_sessions_share_a_connection_per_thread() {
     });
 }
 
+/// The server's error prefix and message reach the outcome.
+#[test]
+fn a_server_error_keeps_its_prefix_and_message() {
+    if !available() {
+        return;
+    }
+    let prefix = crate::net::unique_name("wrongtype");
+    let b = open_url(&format!("{}?prefix={prefix}:", server_url()), &opts()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = redis::Client::open(server_url()).unwrap();
+        let mut c = client.get_multiplexed_async_connection().await.unwrap();
+        // a string where the hash model keeps a record's hash
+        let _: () = redis::cmd("SET")
+            .arg(format!("{prefix}:k"))
+            .arg("not a hash")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let mut s = b.session().await.unwrap();
+        let mut out = Record::with_fields(3);
+        let o = s.read(b"k", Fields::All, &mut out).await;
+        let detail = o.detail.as_deref().unwrap_or_default();
+        assert_eq!(o.status, Status::Error, "{detail}");
+        assert!(
+            detail.contains("wrong kind of value (Redis WRONGTYPE)"),
+            "{detail}"
+        );
+        let _: () = redis::cmd("DEL")
+            .arg(format!("{prefix}:k"))
+            .query_async(&mut c)
+            .await
+            .unwrap();
+    });
+}
+
 #[test]
 fn scans_are_refused_for_the_string_model_only() {
     if !available() {

@@ -459,28 +459,17 @@ impl Session for SqliteSession {
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        let kind = match self.update_mode {
-            UpdateMode::Update => WriteKind::Update,
-            UpdateMode::Upsert => WriteKind::Upsert,
-        };
-        self.write(key, values, kind)
+        self.write(key, values, WriteKind::for_update(self.update_mode))
     }
 
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        let kind = match self.insert_mode {
-            InsertMode::Insert => WriteKind::Insert,
-            InsertMode::Upsert => WriteKind::Upsert,
-        };
-        self.write(key, values, kind)
+        self.write(key, values, WriteKind::for_insert(self.insert_mode))
     }
 
     /// One transaction per batch: SQLite's fast path for bulk loading (one
     /// journal sync per batch instead of per record); all or nothing.
     async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
-        let kind = match self.insert_mode {
-            InsertMode::Insert => WriteKind::Insert,
-            InsertMode::Upsert => WriteKind::Upsert,
-        };
+        let kind = WriteKind::for_insert(self.insert_mode);
         if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
             return outcome_of(e);
         }

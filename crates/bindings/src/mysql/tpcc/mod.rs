@@ -265,10 +265,7 @@ impl MysqlConn {
 }
 
 fn err_plain(e: mysql_async::Error) -> DbError {
-    DbError::other(match e {
-        mysql_async::Error::Server(s) => s.message,
-        other => other.to_string(),
-    })
+    DbError::other(crate::mysql::error_text(&e))
 }
 
 fn now() -> mysql_async::Value {
