@@ -46,7 +46,9 @@ impl fmt::Display for ServerError {
 impl std::error::Error for ServerError {}
 
 /// `e` and its causes, outermost first, joined by ": ", leaving out a cause
-/// whose text the previous one already contains.
+/// whose text the previous one already contains and a part said twice in a
+/// row (drivers repeat their outer layer: "Input/output error: Input/output
+/// error").
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut cause = e.source();
@@ -58,7 +60,13 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = c.source();
     }
-    shorten(&out).into_owned()
+    let mut parts: Vec<&str> = Vec::new();
+    for p in out.split(": ") {
+        if parts.last() != Some(&p) {
+            parts.push(p);
+        }
+    }
+    shorten(&parts.join(": ")).into_owned()
 }
 
 /// `s` on one line and at most [`MAX_ERROR_CHARS`] characters, with how
@@ -113,6 +121,14 @@ mod tests {
             ))),
         );
         assert_eq!(chain(&e), "db error: ERROR: relation \"t\" does not exist");
+        let io = Layer(
+            "Input/output error: Input/output error",
+            Some(Box::new(Layer("Connection refused (os error 111)", None))),
+        );
+        assert_eq!(
+            chain(&io),
+            "Input/output error: Connection refused (os error 111)"
+        );
     }
 
     #[test]
