@@ -103,11 +103,16 @@ impl Outcome {
     /// ([`crate::error::shorten`]).
     pub fn failed(status: Status, detail: impl std::fmt::Display) -> Self {
         let detail = detail.to_string();
+        // one allocation when the text is short already (the usual case)
+        let detail = match crate::error::shorten(&detail) {
+            std::borrow::Cow::Borrowed(_) => detail,
+            std::borrow::Cow::Owned(short) => short,
+        };
         Outcome {
             status,
             rows: 0,
             bytes: 0,
-            detail: Some(crate::error::shorten(&detail).into()),
+            detail: Some(detail.into_boxed_str()),
         }
     }
 }
