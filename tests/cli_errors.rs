@@ -55,37 +55,11 @@ fn bad_input_is_one_clear_line_and_exit_code_2() {
     );
     assert_bad_input(d, &with(&["-p", "noequals"]), "expected -p name=value");
     assert_bad_input(d, &with(&["-p", "operationcount=0"]), "the run has no end");
+    // bad --db URLs: tests/bad_urls.rs
     assert_bad_input(
         d,
         &["run", "--db", "oracle://db", "--out", "keep.json"],
         "known schemes: null, sqlite",
-    );
-    assert_bad_input(
-        d,
-        &["run", "--db", "null://?colour=red", "--out", "keep.json"],
-        "unknown option 'colour'",
-    );
-    assert_bad_input(
-        d,
-        &[
-            "run",
-            "--db",
-            "sqlite:///no/such/dir/x.db",
-            "--out",
-            "keep.json",
-        ],
-        "does not exist",
-    );
-    assert_bad_input(
-        d,
-        &[
-            "run",
-            "--db",
-            &format!("sqlite://{}/empty.db", d.display()),
-            "--out",
-            "keep.json",
-        ],
-        "run `yardstick load`",
     );
     assert_bad_input(
         d,

@@ -43,7 +43,14 @@ pub fn results_in(dir: &Path) -> Vec<PathBuf> {
 
 /// Validates `value` against the repository's result JSON Schema.
 pub fn assert_schema_valid(value: &serde_json::Value) {
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
+    assert_matches_schema(value, "result.schema.json");
+}
+
+/// Validates `value` against `schema/NAME`.
+pub fn assert_matches_schema(value: &serde_json::Value, name: &str) {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schema")
+        .join(name);
     let schema: serde_json::Value = read_json(&schema_path);
     let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
     let errors: Vec<String> = validator
@@ -52,7 +59,8 @@ pub fn assert_schema_valid(value: &serde_json::Value) {
         .collect();
     assert!(
         errors.is_empty(),
-        "result does not match schema/result.schema.json:\n{}",
+        "{} does not match schema/{name}:\n{}",
+        value["kind"].as_str().unwrap_or("the result"),
         errors.join("\n")
     );
 }
@@ -119,6 +127,74 @@ pub fn load_and_run(
 
 pub fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
+}
+
+/// A test server `scripts/services` starts on loopback: its URL (the
+/// environment variable `env` overrides it) and how to start it.
+pub struct TestServer {
+    pub name: &'static str,
+    pub env: &'static str,
+    pub url: &'static str,
+    pub service: &'static str,
+}
+
+pub const POSTGRES: TestServer = TestServer {
+    name: "PostgreSQL",
+    env: "YARDSTICK_PG_URL",
+    url: "postgres://bench:benchpw@127.0.0.1:55432/ycsb",
+    service: "postgres",
+};
+pub const MARIADB: TestServer = TestServer {
+    name: "MariaDB",
+    env: "YARDSTICK_MYSQL_URL",
+    url: "mysql://bench:benchpw@127.0.0.1:53306/ycsb",
+    service: "mariadb",
+};
+pub const REDIS: TestServer = TestServer {
+    name: "Redis",
+    env: "YARDSTICK_REDIS_URL",
+    url: "redis://:benchpw@127.0.0.1:56379",
+    service: "redis",
+};
+pub const MEMCACHED: TestServer = TestServer {
+    name: "memcached",
+    env: "YARDSTICK_MEMCACHED_URL",
+    url: "memcached://127.0.0.1:51211",
+    service: "memcached",
+};
+pub const ETCD: TestServer = TestServer {
+    name: "etcd",
+    env: "YARDSTICK_ETCD_URL",
+    url: "etcd://127.0.0.1:52379,127.0.0.1:52479,127.0.0.1:52579",
+    service: "etcd",
+};
+pub const CASSANDRA: TestServer = TestServer {
+    name: "Cassandra",
+    env: "YARDSTICK_CQL_URL",
+    url: "cql://127.0.0.1:59042/ycsb",
+    service: "cassandra",
+};
+pub const FERRETDB: TestServer = TestServer {
+    name: "FerretDB",
+    env: "YARDSTICK_MONGODB_URL",
+    url: "mongodb://127.0.0.1:57017/ycsb",
+    service: "ferretdb",
+};
+
+impl TestServer {
+    pub fn url(&self) -> String {
+        std::env::var(self.env).unwrap_or_else(|_| self.url.into())
+    }
+
+    /// Whether it answers; outside CI a missing server skips with the
+    /// reason printed, in CI it fails the test.
+    pub fn available(&self) -> bool {
+        yardstick_bindings::testing::server_available(
+            self.name,
+            &self.url(),
+            &format!("scripts/services start {}", self.service),
+        )
+    }
 }
 
 /// `yardstick run ARGS` must stop before any work: exit code 2, a message

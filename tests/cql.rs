@@ -2,15 +2,11 @@
 use crate::common::*;
 
 fn base() -> String {
-    std::env::var("YARDSTICK_CQL_URL").unwrap_or_else(|_| "cql://127.0.0.1:59042/ycsb".into())
+    CASSANDRA.url()
 }
 
 fn available() -> bool {
-    yardstick_bindings::testing::server_available(
-        "Cassandra",
-        &base(),
-        "scripts/services start cassandra",
-    )
+    CASSANDRA.available()
 }
 
 /// A keyspace of this test's own.

@@ -91,38 +91,8 @@ fn block_compression_shrinks_text_but_not_random_bytes() {
 
 #[test]
 fn bad_input_stops_before_any_work() {
-    let (engine, _) = engines()[0];
+    // bad URLs (no directory, unknown options) of every engine: tests/bad_urls.rs
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("{engine}://{}", dir.path().join("never").display());
-    assert_refused(
-        dir.path(),
-        &[
-            "run",
-            "--db",
-            &db,
-            "-P",
-            "workloadc",
-            "-p",
-            "recordcount=10",
-        ],
-        "run `yardstick load` with the same --db first",
-        "\u{0}",
-    );
-    let db = format!("{engine}://{}?bogus=1", dir.path().join("x").display());
-    assert_refused(
-        dir.path(),
-        &[
-            "load",
-            "--db",
-            &db,
-            "-P",
-            "workloadc",
-            "-p",
-            "recordcount=10",
-        ],
-        "bogus",
-        "\u{0}",
-    );
     let r = yardstick(
         dir.path(),
         &[

@@ -6,8 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn url() -> String {
-    std::env::var("YARDSTICK_ETCD_URL")
-        .unwrap_or_else(|_| "etcd://127.0.0.1:52379,127.0.0.1:52479,127.0.0.1:52579".into())
+    ETCD.url()
 }
 
 fn available() -> bool {

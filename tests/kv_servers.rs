@@ -8,16 +8,11 @@ mod redis {
     use super::*;
 
     fn url() -> String {
-        std::env::var("YARDSTICK_REDIS_URL")
-            .unwrap_or_else(|_| "redis://:benchpw@127.0.0.1:56379".into())
+        REDIS.url()
     }
 
     fn available() -> bool {
-        yardstick_bindings::testing::server_available(
-            "Redis",
-            &url(),
-            "scripts/services start redis",
-        )
+        REDIS.available()
     }
 
     #[test]
@@ -82,25 +77,7 @@ mod redis {
         let r = yardstick(dir.path(), &["run", "--db", &string_url, "-P", "workloade"]);
         assert_eq!(r.code, 2, "{}", r.stderr);
         assert!(r.stderr.contains("scans"), "{}", r.stderr);
-        let wrong = url().replace("benchpw", "not-the-password");
-        let r = yardstick(dir.path(), &["run", "--db", &wrong, "-P", "workloada"]);
-        assert_eq!(r.code, 2, "{}", r.stderr);
-        assert!(
-            r.stderr.contains("wrong or missing password")
-                && !r.stderr.contains("not-the-password"),
-            "{}",
-            r.stderr
-        );
-        let r = yardstick(
-            dir.path(),
-            &["run", "--db", "redis://127.0.0.1:1", "-P", "workloada"],
-        );
-        assert_eq!(r.code, 2, "{}", r.stderr);
-        assert!(
-            r.stderr.contains("cannot connect to Redis at 127.0.0.1:1"),
-            "{}",
-            r.stderr
-        );
+        // bad logins and unreachable servers: tests/bad_urls.rs
         assert!(
             results_in(dir.path()).is_empty(),
             "no result for a run that never started"
@@ -150,16 +127,11 @@ mod memcached {
     use super::*;
 
     fn url() -> String {
-        std::env::var("YARDSTICK_MEMCACHED_URL")
-            .unwrap_or_else(|_| "memcached://127.0.0.1:51211".into())
+        MEMCACHED.url()
     }
 
     fn available() -> bool {
-        yardstick_bindings::testing::server_available(
-            "memcached",
-            &url(),
-            "scripts/services start memcached",
-        )
+        MEMCACHED.available()
     }
 
     #[test]

@@ -38,6 +38,8 @@ fn a_small_matrix_writes_every_cell_and_an_index() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let index = read_json(&dir.path().join("out/index.json"));
+    assert_eq!(index["schema_version"], 1);
+    assert_matches_schema(&index, "matrix-index.schema.json");
     let cells = index["cells"].as_array().unwrap();
     let n_budgets = budgets.split(',').count();
     assert_eq!(cells.len(), n_budgets * 2);

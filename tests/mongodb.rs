@@ -3,16 +3,11 @@
 use crate::common::*;
 
 fn base() -> String {
-    std::env::var("YARDSTICK_MONGODB_URL")
-        .unwrap_or_else(|_| "mongodb://127.0.0.1:57017/ycsb".into())
+    FERRETDB.url()
 }
 
 fn available() -> bool {
-    yardstick_bindings::testing::server_available(
-        "FerretDB",
-        &base(),
-        "scripts/services start ferretdb",
-    )
+    FERRETDB.available()
 }
 
 #[test]

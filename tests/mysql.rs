@@ -3,16 +3,11 @@
 use crate::common::*;
 
 fn url() -> String {
-    std::env::var("YARDSTICK_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://bench:benchpw@127.0.0.1:53306/ycsb".into())
+    MARIADB.url()
 }
 
 fn available() -> bool {
-    yardstick_bindings::testing::server_available(
-        "MariaDB",
-        &url(),
-        "scripts/services start mariadb",
-    )
+    MARIADB.available()
 }
 
 #[test]
@@ -45,20 +40,8 @@ fn unusable_servers_stop_before_any_work_with_exit_code_2() {
     if !available() {
         return;
     }
+    // bad URLs (wrong password, no server, no database): tests/bad_urls.rs
     let dir = tempfile::tempdir().unwrap();
-    let wrong = url().replace("benchpw", "not-the-password");
-    let no_db = format!("{}/no_such_db", url().rsplit_once('/').unwrap().0);
-    for (db, expect) in [
-        (wrong.as_str(), "wrong user or password"),
-        (
-            "mysql://bench:benchpw@127.0.0.1:1/ycsb",
-            "cannot connect to MySQL at 127.0.0.1:1",
-        ),
-        (no_db.as_str(), "database no_such_db does not exist"),
-    ] {
-        let args = ["run", "--db", db, "-P", "workloada"];
-        assert_refused(dir.path(), &args, expect, "not-the-password");
-    }
     let u = url();
     let args = [
         "run",

@@ -3,16 +3,11 @@
 use crate::common::*;
 
 fn url() -> String {
-    std::env::var("YARDSTICK_PG_URL")
-        .unwrap_or_else(|_| "postgres://bench:benchpw@127.0.0.1:55432/ycsb".into())
+    POSTGRES.url()
 }
 
 fn available() -> bool {
-    yardstick_bindings::testing::server_available(
-        "PostgreSQL",
-        &url(),
-        "scripts/services start postgres",
-    )
+    POSTGRES.available()
 }
 
 #[test]
@@ -44,18 +39,8 @@ fn unusable_servers_stop_before_any_work_with_exit_code_2() {
     if !available() {
         return;
     }
+    // bad URLs (wrong password, no server): tests/bad_urls.rs
     let dir = tempfile::tempdir().unwrap();
-    let wrong = url().replace("benchpw", "not-the-password");
-    for (db, expect) in [
-        (wrong.as_str(), "wrong user or password"),
-        (
-            "postgres://bench:benchpw@127.0.0.1:1/ycsb",
-            "cannot connect to PostgreSQL at 127.0.0.1:1",
-        ),
-    ] {
-        let args = ["run", "--db", db, "-P", "workloada"];
-        assert_refused(dir.path(), &args, expect, "not-the-password");
-    }
     let u = url();
     let args = [
         "run",

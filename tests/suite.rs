@@ -53,6 +53,8 @@ fn the_ycsb_sequence_runs_per_target_with_one_seed_and_records_the_data_state() 
     assert_eq!(r.code, 0, "{}", r.stderr);
     let index = read_json(&dir.path().join("suite/index.json"));
     assert_eq!(index["kind"], "yardstick suite");
+    assert_eq!(index["schema_version"], 1);
+    assert_matches_schema(&index, "suite-index.schema.json");
     assert_eq!(steps(&index).len(), 16);
     let names: Vec<&str> = steps(&index)
         .iter()
@@ -304,6 +306,7 @@ fn the_slo_search_finds_the_knee_or_says_the_bound_is_never_met() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let index = read_json(&dir.path().join("met/index.json"));
+    assert_matches_schema(&index, "suite-index.schema.json");
     let slo = &step(&index, 0, "c")["slo"];
     assert_eq!(slo["status"], "met", "{slo}");
     let knee = slo["knee_ops_per_sec"].as_f64().unwrap();

@@ -5,6 +5,7 @@
 //! module shares.
 mod common;
 
+mod bad_urls;
 mod cli_errors;
 mod cli_measurement;
 mod cli_run;
@@ -22,6 +23,7 @@ mod mongodb;
 mod mysql;
 mod postgres;
 mod report;
+mod schema;
 mod scripts;
 mod suite;
 mod tpcc;

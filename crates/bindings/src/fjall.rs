@@ -4,7 +4,7 @@
 //! (memtable size per keyspace, default fjall's), `compression` (`lz4`, the
 //! default, or `none`), `sync` (`true`: fdatasync the journal after every
 //! write; default false, like RocksDB's default).
-use crate::embedded::{bool_option, choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use fjall::{CompressionType, Database, KeyspaceCreateOptions, PersistMode};
@@ -22,9 +22,6 @@ pub struct FjallEngine {
 
 pub type FjallBinding = KvBinding<FjallEngine>;
 
-fn err(e: fjall::Error) -> String {
-    e.to_string()
-}
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<FjallBinding, BindingError> {
     target.allow_only(OPTIONS)?;
@@ -111,8 +108,8 @@ impl Engine for FjallEngine {
         })
     }
 
-    fn flush(&self) -> Result<(), String> {
-        self.keyspace.rotate_memtable_and_wait().map_err(err)
+    fn flush(&self) -> EngineResult<()> {
+        Ok(self.keyspace.rotate_memtable_and_wait()?)
     }
 
     fn info(&self) -> EngineInfo {
@@ -136,27 +133,27 @@ pub struct FjallHandle {
 }
 
 impl FjallHandle {
-    fn persist(&self) -> Result<(), String> {
+    fn persist(&self) -> EngineResult<()> {
         if self.sync {
-            self.db.persist(PersistMode::SyncData).map_err(err)?;
+            self.db.persist(PersistMode::SyncData)?;
         }
         Ok(())
     }
 }
 
 impl Handle for FjallHandle {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        let v = self.keyspace.get(key).map_err(err)?;
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        let v = self.keyspace.get(key)?;
         Ok(crate::embedded::found(v.as_deref(), out))
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        self.keyspace.insert(key, value).map_err(err)?;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        self.keyspace.insert(key, value)?;
         self.persist()
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
-        self.keyspace.remove(key).map_err(err)?;
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
+        self.keyspace.remove(key)?;
         self.persist()
     }
 
@@ -165,20 +162,20 @@ impl Handle for FjallHandle {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
+    ) -> EngineResult<()> {
         for item in self.keyspace.range(start..).take(count) {
-            let (k, v) = item.into_inner().map_err(err)?;
+            let (k, v) = item.into_inner()?;
             row(&k, &v);
         }
         Ok(())
     }
 
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
         let mut batch = self.db.batch();
         for (k, v) in rows {
             batch.insert(&self.keyspace, *k, *v);
         }
-        batch.commit().map_err(err)?;
+        batch.commit()?;
         self.persist()
     }
 }

@@ -5,7 +5,7 @@
 //! `block_size` ([4KiB]), `compression` (snappy or none [snappy]),
 //! `write_buffer_size` ([4MiB]), `bloom_bits` (0 for none [10]),
 //! `max_open_files` ([1000]), `sync` (fsync every write [false]).
-use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use std::collections::BTreeMap;
@@ -130,8 +130,20 @@ mod ffi {
     }
 }
 
+/// An error LevelDB reported: its C API gives a status text and no code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelDbError(String);
+
+impl std::fmt::Display for LevelDbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LevelDbError {}
+
 /// Takes an error string LevelDB allocated, if any.
-fn take_error(err: *mut c_char) -> Result<(), String> {
+fn take_error(err: *mut c_char) -> Result<(), LevelDbError> {
     if err.is_null() {
         return Ok(());
     }
@@ -141,7 +153,7 @@ fn take_error(err: *mut c_char) -> Result<(), String> {
         .into_owned();
     // SAFETY: `err` came from LevelDB's malloc and is not used after this.
     unsafe { ffi::leveldb_free(err.cast::<c_void>()) };
-    Err(msg)
+    Err(LevelDbError(msg))
 }
 
 /// The database and the option objects it references, freed together.
@@ -297,7 +309,7 @@ pub struct LevelHandle {
 }
 
 impl Handle for LevelHandle {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
         let d = &*self.db;
         let mut len = 0usize;
         let mut e = std::ptr::null_mut();
@@ -325,7 +337,7 @@ impl Handle for LevelHandle {
         Ok(true)
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
         let d = &*self.db;
         let mut e = std::ptr::null_mut();
         // SAFETY: an open database and valid slices.
@@ -340,15 +352,15 @@ impl Handle for LevelHandle {
                 &mut e,
             )
         };
-        take_error(e)
+        Ok(take_error(e)?)
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
         let d = &*self.db;
         let mut e = std::ptr::null_mut();
         // SAFETY: an open database and a valid slice.
         unsafe { ffi::leveldb_delete(d.db, d.write, key.as_ptr().cast(), key.len(), &mut e) };
-        take_error(e)
+        Ok(take_error(e)?)
     }
 
     fn scan(
@@ -356,7 +368,7 @@ impl Handle for LevelHandle {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
+    ) -> EngineResult<()> {
         let d = &*self.db;
         // SAFETY: the iterator lives within this call and is destroyed at the
         // end; key and value pointers are valid until the next move.
@@ -378,11 +390,11 @@ impl Handle for LevelHandle {
             let mut e = std::ptr::null_mut();
             ffi::leveldb_iter_get_error(it, &mut e);
             ffi::leveldb_iter_destroy(it);
-            take_error(e)
+            Ok(take_error(e)?)
         }
     }
 
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
         let d = &*self.db;
         let mut e = std::ptr::null_mut();
         // SAFETY: the batch is created, written and destroyed within this call.
@@ -400,7 +412,7 @@ impl Handle for LevelHandle {
             ffi::leveldb_write(d.db, d.write, b, &mut e);
             ffi::leveldb_writebatch_destroy(b);
         }
-        take_error(e)
+        Ok(take_error(e)?)
     }
 }
 

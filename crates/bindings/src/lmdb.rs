@@ -7,7 +7,7 @@
 //! default false: MDB_NOSYNC, the OS writes pages back, comparable to the other
 //! engines' defaults), `readahead` (default false: MDB_NORDAHEAD, which helps
 //! random reads of data larger than memory).
-use crate::embedded::{bool_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use heed::types::Bytes;
@@ -26,9 +26,6 @@ pub struct LmdbEngine {
 
 pub type LmdbBinding = KvBinding<LmdbEngine>;
 
-fn err(e: heed::Error) -> String {
-    e.to_string()
-}
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<LmdbBinding, BindingError> {
     target.allow_only(OPTIONS)?;
@@ -73,17 +70,17 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<LmdbBinding, BindingE
     })?;
     let table = opts.schema.table.as_str();
     let db = if opts.create {
-        let mut tx = env.write_txn().map_err(|e| BindingError::Io(err(e)))?;
+        let mut tx = env.write_txn().map_err(|e| BindingError::Io(e.to_string()))?;
         let db = env
             .create_database::<Bytes, Bytes>(&mut tx, Some(table))
             .map_err(|e| BindingError::Io(format!("cannot create LMDB database {table}: {e}")))?;
-        tx.commit().map_err(|e| BindingError::Io(err(e)))?;
+        tx.commit().map_err(|e| BindingError::Io(e.to_string()))?;
         db
     } else {
-        let tx = env.read_txn().map_err(|e| BindingError::Io(err(e)))?;
+        let tx = env.read_txn().map_err(|e| BindingError::Io(e.to_string()))?;
         let db = env
             .open_database::<Bytes, Bytes>(&tx, Some(table))
-            .map_err(|e| BindingError::Io(err(e)))?
+            .map_err(|e| BindingError::Io(e.to_string()))?
             .ok_or_else(|| {
                 BindingError::Unavailable(format!(
                     "LMDB environment {} has no database {table}: run `yardstick load` with the same --db and table first",
@@ -91,7 +88,7 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<LmdbBinding, BindingE
                 ))
             })?;
         // a database handle opened in a transaction lives on only if it commits
-        tx.commit().map_err(|e| BindingError::Io(err(e)))?;
+        tx.commit().map_err(|e| BindingError::Io(e.to_string()))?;
         db
     };
     let mut settings = BTreeMap::new();
@@ -143,22 +140,22 @@ pub struct LmdbHandle {
 }
 
 impl Handle for LmdbHandle {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        let tx = self.env.read_txn().map_err(err)?;
-        let v = self.db.get(&tx, key).map_err(err)?;
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        let tx = self.env.read_txn()?;
+        let v = self.db.get(&tx, key)?;
         Ok(crate::embedded::found(v, out))
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        let mut tx = self.env.write_txn().map_err(err)?;
-        self.db.put(&mut tx, key, value).map_err(err)?;
-        tx.commit().map_err(err)
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        let mut tx = self.env.write_txn()?;
+        self.db.put(&mut tx, key, value)?;
+        Ok(tx.commit()?)
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
-        let mut tx = self.env.write_txn().map_err(err)?;
-        self.db.delete(&mut tx, key).map_err(err)?;
-        tx.commit().map_err(err)
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
+        let mut tx = self.env.write_txn()?;
+        self.db.delete(&mut tx, key)?;
+        Ok(tx.commit()?)
     }
 
     fn scan(
@@ -166,8 +163,8 @@ impl Handle for LmdbHandle {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
-        let tx = self.env.read_txn().map_err(err)?;
+    ) -> EngineResult<()> {
+        let tx = self.env.read_txn()?;
         // LMDB refuses an empty key: the empty start is the first key
         let from = if start.is_empty() {
             Bound::Unbounded
@@ -175,19 +172,19 @@ impl Handle for LmdbHandle {
             Bound::Included(start)
         };
         let range: (Bound<&[u8]>, Bound<&[u8]>) = (from, Bound::Unbounded);
-        for item in self.db.range(&tx, &range).map_err(err)?.take(count) {
-            let (k, v) = item.map_err(err)?;
+        for item in self.db.range(&tx, &range)?.take(count) {
+            let (k, v) = item?;
             row(k, v);
         }
         Ok(())
     }
 
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
-        let mut tx = self.env.write_txn().map_err(err)?;
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let mut tx = self.env.write_txn()?;
         for (k, v) in rows {
-            self.db.put(&mut tx, k, v).map_err(err)?;
+            self.db.put(&mut tx, k, v)?;
         }
-        tx.commit().map_err(err)
+        Ok(tx.commit()?)
     }
 }
 

@@ -223,7 +223,7 @@ impl Session for NullSession {
         }
     }
 
-    async fn clear(&mut self) -> Result<Option<u64>, String> {
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
         Ok(self.table().map(|mut t| {
             let n = t.len() as u64;
             t.clear();

@@ -5,7 +5,7 @@
 //! (`none`, the default: commits are not fsynced, and one durable commit is
 //! made when the run closes the database, comparable to the other engines'
 //! defaults; `immediate`: fsync every commit).
-use crate::embedded::{choice_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{choice_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
@@ -24,9 +24,6 @@ pub struct RedbEngine {
 
 pub type RedbBinding = KvBinding<RedbEngine>;
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
 
 fn def(table: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
     TableDefinition::new(table)
@@ -58,12 +55,12 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<RedbBinding, BindingE
     let table: Arc<str> = opts.schema.table.as_str().into();
     // make sure the table exists (load) or is there (run)
     if opts.create {
-        let tx = db.begin_write().map_err(|e| BindingError::Io(err(e)))?;
+        let tx = db.begin_write().map_err(|e| BindingError::Io(e.to_string()))?;
         tx.open_table(def(&table))
             .map_err(|e| BindingError::Io(format!("cannot create redb table {table}: {e}")))?;
-        tx.commit().map_err(|e| BindingError::Io(err(e)))?;
+        tx.commit().map_err(|e| BindingError::Io(e.to_string()))?;
     } else {
-        let tx = db.begin_read().map_err(|e| BindingError::Io(err(e)))?;
+        let tx = db.begin_read().map_err(|e| BindingError::Io(e.to_string()))?;
         if tx.open_table(def(&table)).is_err() {
             return Err(BindingError::Unavailable(format!(
                 "redb database {} has no table {table}: run `yardstick load` with the same --db and table first",
@@ -96,8 +93,8 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<RedbBinding, BindingE
 
 impl RedbEngine {
     /// A durable (empty) commit: non-durable commits before it reach the file.
-    fn durable_commit(&self) -> Result<(), String> {
-        self.db.begin_write().map_err(err)?.commit().map_err(err)
+    fn durable_commit(&self) -> EngineResult<()> {
+        Ok(self.db.begin_write()?.commit()?)
     }
 }
 
@@ -120,7 +117,7 @@ impl Engine for RedbEngine {
         })
     }
 
-    fn flush(&self) -> Result<(), String> {
+    fn flush(&self) -> EngineResult<()> {
         self.durable_commit()
     }
 
@@ -145,32 +142,32 @@ impl RedbHandle {
         f: impl FnOnce(
             &mut redb::Table<'_, &'static [u8], &'static [u8]>,
         ) -> Result<(), redb::StorageError>,
-    ) -> Result<(), String> {
-        let mut tx = self.db.begin_write().map_err(err)?;
+    ) -> EngineResult<()> {
+        let mut tx = self.db.begin_write()?;
         if !self.immediate {
-            tx.set_durability(Durability::None).map_err(err)?;
+            tx.set_durability(Durability::None)?;
         }
         {
-            let mut t = tx.open_table(def(&self.table)).map_err(err)?;
-            f(&mut t).map_err(err)?;
+            let mut t = tx.open_table(def(&self.table))?;
+            f(&mut t)?;
         }
-        tx.commit().map_err(err)
+        Ok(tx.commit()?)
     }
 }
 
 impl Handle for RedbHandle {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        let tx = self.db.begin_read().map_err(err)?;
-        let t = tx.open_table(def(&self.table)).map_err(err)?;
-        let v = t.get(key).map_err(err)?;
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(def(&self.table))?;
+        let v = t.get(key)?;
         Ok(crate::embedded::found(v.as_ref().map(|v| v.value()), out))
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
         self.write(|t| t.insert(key, value).map(|_| ()))
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
         self.write(|t| t.remove(key).map(|_| ()))
     }
 
@@ -179,17 +176,17 @@ impl Handle for RedbHandle {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
-        let tx = self.db.begin_read().map_err(err)?;
-        let t = tx.open_table(def(&self.table)).map_err(err)?;
-        for item in t.range(start..).map_err(err)?.take(count) {
-            let (k, v) = item.map_err(err)?;
+    ) -> EngineResult<()> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(def(&self.table))?;
+        for item in t.range(start..)?.take(count) {
+            let (k, v) = item?;
             row(k.value(), v.value());
         }
         Ok(())
     }
 
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
         self.write(|t| {
             for (k, v) in rows {
                 t.insert(*k, *v)?;

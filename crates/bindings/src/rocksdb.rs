@@ -8,7 +8,7 @@
 //! ([4KiB]), `bloom_bits` (bloom filter bits per key, 0 for none [10]),
 //! `max_background_jobs` ([2]), `max_open_files` ([-1]: all), `sync` (fsync
 //! the WAL on every write [false]), `disable_wal` ([false]).
-use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteBatch, WriteOptions, DB};
@@ -39,9 +39,6 @@ pub struct RocksEngine {
 
 pub type RocksBinding = KvBinding<RocksEngine>;
 
-fn err(e: rocksdb::Error) -> String {
-    e.into_string()
-}
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, BindingError> {
     target.allow_only(OPTIONS)?;
@@ -178,8 +175,8 @@ impl Engine for RocksEngine {
     /// Flushes the memtable, then waits (up to two minutes) for the
     /// compactions it set off, so bytes on disk do not count files that a
     /// running compaction is about to replace.
-    fn flush(&self) -> Result<(), String> {
-        self.db.flush().map_err(err)?;
+    fn flush(&self) -> EngineResult<()> {
+        self.db.flush()?;
         let busy = |name: &str| {
             self.db
                 .property_int_value(name)
@@ -211,17 +208,17 @@ pub struct RocksHandle {
 }
 
 impl Handle for RocksHandle {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
-        let v = self.db.get_pinned(key).map_err(err)?;
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        let v = self.db.get_pinned(key)?;
         Ok(crate::embedded::found(v.as_deref(), out))
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        self.db.put_opt(key, value, &self.write).map_err(err)
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        Ok(self.db.put_opt(key, value, &self.write)?)
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
-        self.db.delete_opt(key, &self.write).map_err(err)
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
+        Ok(self.db.delete_opt(key, &self.write)?)
     }
 
     fn scan(
@@ -229,7 +226,7 @@ impl Handle for RocksHandle {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
+    ) -> EngineResult<()> {
         let mut it = self.db.raw_iterator();
         it.seek(start);
         let mut n = 0;
@@ -240,15 +237,15 @@ impl Handle for RocksHandle {
             n += 1;
             it.next();
         }
-        it.status().map_err(err)
+        Ok(it.status()?)
     }
 
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
         let mut batch = WriteBatch::default();
         for (k, v) in rows {
             batch.put(k, v);
         }
-        self.db.write_opt(batch, &self.write).map_err(err)
+        Ok(self.db.write_opt(batch, &self.write)?)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The SQL texts of YCSB's table layout (`usertable`, `YCSB_KEY` primary key,
-//! one column per field), built once per run for one SQL dialect. The SQL
-//! bindings differ only in placeholders and upsert syntax, so that is all a
-//! [`Dialect`] says.
+//! one column per field), built once per run for one SQL dialect, and the
+//! dialect's form of statements written portably (TPC-C's, with `?`
+//! placeholders and `FOR UPDATE`). The SQL bindings differ only in
+//! placeholders, upsert syntax and row locks, so that is all a [`Dialect`] says.
 use std::fmt::Write as _;
 use yardstick_core::binding::{InsertMode, UpdateMode};
 
@@ -54,6 +55,9 @@ pub enum Upsert {
 pub struct Dialect {
     pub placeholder: Placeholder,
     pub upsert: Upsert,
+    /// Whether `SELECT ... FOR UPDATE` locks rows (SQLite has no row locks:
+    /// its writers take the database lock, and the clause is a syntax error).
+    pub row_locks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +104,36 @@ pub struct Statements {
 }
 
 impl Dialect {
+    /// `sql`, written with `?` placeholders and `FOR UPDATE` where a
+    /// transaction locks the rows it reads to change, in this dialect: the
+    /// placeholders numbered where the dialect numbers them (outside quoted
+    /// literals), `FOR UPDATE` dropped where it has no row locks.
+    pub fn statement(&self, sql: &str) -> String {
+        let sql = if self.row_locks {
+            sql.to_string()
+        } else {
+            sql.replace(" FOR UPDATE", "")
+        };
+        if self.placeholder == Placeholder::Question {
+            return sql;
+        }
+        let mut out = String::with_capacity(sql.len() + 16);
+        let mut n = 0;
+        let mut quoted = false;
+        for c in sql.chars() {
+            if c == '\'' {
+                quoted = !quoted;
+            }
+            if c == '?' && !quoted {
+                n += 1;
+                out.push_str(&self.param(n));
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
     /// Placeholder of parameter `n` (1-based).
     pub fn param(&self, n: usize) -> String {
         match self.placeholder {
@@ -309,6 +343,25 @@ impl Statements {
 mod tests {
     use super::*;
 
+    #[test]
+    fn portable_statements_take_each_dialects_placeholders_and_row_locks() {
+        let sql = "SELECT a FROM t WHERE b = ? AND c = '?' AND d = ? FOR UPDATE";
+        let d = |placeholder, row_locks| Dialect {
+            placeholder,
+            upsert: Upsert::OnConflict,
+            row_locks,
+        };
+        assert_eq!(
+            d(Placeholder::Dollar, true).statement(sql),
+            "SELECT a FROM t WHERE b = $1 AND c = '?' AND d = $2 FOR UPDATE"
+        );
+        assert_eq!(
+            d(Placeholder::NumberedQuestion, false).statement(sql),
+            "SELECT a FROM t WHERE b = ?1 AND c = '?' AND d = ?2"
+        );
+        assert_eq!(d(Placeholder::Question, true).statement(sql), sql);
+    }
+
     fn fields() -> Vec<String> {
         vec!["field0".into(), "field1".into()]
     }
@@ -321,6 +374,7 @@ mod tests {
             Dialect {
                 placeholder: Placeholder::Dollar,
                 upsert: Upsert::OnConflict,
+                row_locks: true,
             },
         );
         assert_eq!(
@@ -345,6 +399,7 @@ mod tests {
             Dialect {
                 placeholder: Placeholder::NumberedQuestion,
                 upsert: Upsert::OnConflict,
+                row_locks: true,
             },
         );
         assert_eq!(
@@ -365,6 +420,7 @@ mod tests {
             Dialect {
                 placeholder: Placeholder::Question,
                 upsert: Upsert::Replace,
+                row_locks: true,
             },
         );
         assert_eq!(
@@ -381,7 +437,8 @@ mod tests {
         );
         assert!(Dialect {
             placeholder: Placeholder::Question,
-            upsert: Upsert::OnDuplicateKey
+            upsert: Upsert::OnDuplicateKey,
+            row_locks: true,
         }
         .key_last_in_update());
     }
@@ -391,6 +448,7 @@ mod tests {
         let pg = Dialect {
             placeholder: Placeholder::Dollar,
             upsert: Upsert::OnConflict,
+            row_locks: true,
         };
         assert_eq!(
             pg.insert_rows("t", &fields(), 2, false),
@@ -402,6 +460,7 @@ mod tests {
         let my = Dialect {
             placeholder: Placeholder::Question,
             upsert: Upsert::Replace,
+            row_locks: true,
         };
         assert_eq!(
             my.insert_rows("t", &fields(), 2, true),
@@ -415,6 +474,7 @@ mod tests {
         let d = Dialect {
             placeholder: Placeholder::Dollar,
             upsert: Upsert::UpsertInto,
+            row_locks: true,
         };
         let s = Statements::new("usertable", &fields(), d);
         assert_eq!(

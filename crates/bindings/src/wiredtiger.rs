@@ -9,7 +9,7 @@
 //! log [true]; 32 MiB files, not preallocated, so they do not swamp the
 //! bytes on disk), `sync` (fsync the log at every commit [false]),
 //! `checkpoint` (seconds between checkpoints, 0 for none [60], MongoDB's).
-use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, Handle, KvBinding};
+use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
 use std::collections::BTreeMap;
@@ -89,17 +89,25 @@ extern "C" {
     fn ys_wt_checkpoint(conn: *mut WtConnection) -> c_int;
 }
 
-fn message(code: c_int) -> String {
-    // SAFETY: wiredtiger_strerror returns a static or thread-local string.
-    let text = unsafe { CStr::from_ptr(ys_wt_strerror(code)) };
-    format!("WiredTiger error {code}: {}", text.to_string_lossy())
+/// A WiredTiger return code that is not 0, said with wiredtiger_strerror.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WtError(pub c_int);
+
+impl std::fmt::Display for WtError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // SAFETY: wiredtiger_strerror returns a static or thread-local string.
+        let text = unsafe { CStr::from_ptr(ys_wt_strerror(self.0)) };
+        write!(f, "WiredTiger error {}: {}", self.0, text.to_string_lossy())
+    }
 }
 
-fn check(code: c_int) -> Result<(), String> {
+impl std::error::Error for WtError {}
+
+fn check(code: c_int) -> Result<(), WtError> {
     if code == 0 {
         Ok(())
     } else {
-        Err(message(code))
+        Err(WtError(code))
     }
 }
 
@@ -272,9 +280,9 @@ impl Engine for WtEngine {
         })
     }
 
-    fn flush(&self) -> Result<(), String> {
+    fn flush(&self) -> EngineResult<()> {
         // SAFETY: an open connection; the shim opens and closes its own session.
-        check(unsafe { ys_wt_checkpoint(self.conn.0) })
+        Ok(check(unsafe { ys_wt_checkpoint(self.conn.0) })?)
     }
 
     fn info(&self) -> EngineInfo {
@@ -309,7 +317,7 @@ impl WtHandle {
 }
 
 impl Handle for WtHandle {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
         let (mut v, mut vl) = (std::ptr::null(), 0usize);
         // SAFETY: an open cursor; the value stays valid until the reset below.
         let code =
@@ -322,13 +330,13 @@ impl Handle for WtHandle {
         } else if code == self.notfound {
             Ok(false)
         } else {
-            Err(message(code))
+            Err(WtError(code).into())
         };
         self.reset();
         r
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
         // SAFETY: an open cursor and valid slices (copied by WiredTiger).
         let code = unsafe {
             ys_wt_put(
@@ -340,17 +348,17 @@ impl Handle for WtHandle {
             )
         };
         self.reset();
-        check(code)
+        Ok(check(code)?)
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
         // SAFETY: an open cursor and a valid slice.
         let code = unsafe { ys_wt_remove(self.cursor, key.as_ptr().cast(), key.len()) };
         self.reset();
         if code == self.notfound {
             return Ok(());
         }
-        check(code)
+        Ok(check(code)?)
     }
 
     fn scan(
@@ -358,7 +366,7 @@ impl Handle for WtHandle {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
+    ) -> EngineResult<()> {
         let c = self.cursor;
         // SAFETY: an open cursor; key and value stay valid until the next move.
         let mut code = unsafe { ys_wt_seek(c, start.as_ptr().cast(), start.len()) };
@@ -390,11 +398,11 @@ impl Handle for WtHandle {
         if code == 0 || code == self.notfound {
             Ok(())
         } else {
-            Err(message(code))
+            Err(WtError(code).into())
         }
     }
 
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
         // SAFETY: an open session and cursor; one transaction for the batch.
         unsafe {
             check(ys_wt_begin(self.session))?;
@@ -408,12 +416,12 @@ impl Handle for WtHandle {
                 );
                 if code != 0 {
                     ys_wt_rollback(self.session);
-                    return Err(message(code));
+                    return Err(WtError(code).into());
                 }
             }
             let code = ys_wt_commit(self.session);
             self.reset();
-            check(code)
+            Ok(check(code)?)
         }
     }
 }

@@ -10,7 +10,6 @@ pub mod matrix;
 pub mod memlimit;
 pub mod phase;
 pub mod report;
-pub mod slo;
 pub mod status;
 pub mod suite;
 pub mod tpcc;
@@ -40,6 +39,15 @@ impl std::fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+impl From<yardstick_orchestrate::Error> for CliError {
+    fn from(e: yardstick_orchestrate::Error) -> Self {
+        match e {
+            yardstick_orchestrate::Error::BadInput(m) => CliError::bad_input(m),
+            yardstick_orchestrate::Error::Failed(m) => CliError::failed(m),
+        }
+    }
+}
 
 impl CliError {
     pub fn bad_input(message: impl std::fmt::Display) -> Self {
@@ -338,21 +346,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
 
 /// Reads a result file, or says in one line why it is not one.
 pub fn read_result(path: &std::path::Path) -> Result<yardstick_core::result::RunResult, CliError> {
-    let bad = |why: String| CliError::bad_input(format!("{}: {why}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
-    if text.trim().is_empty() {
-        return Err(bad("the file is empty, not a yardstick result".into()));
-    }
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not JSON ({e}); is it truncated?")))?;
-    let version = value["schema_version"].as_u64();
-    if version != Some(u64::from(yardstick_core::result::SCHEMA_VERSION)) {
-        return Err(bad(format!(
-            "schema version {version:?}, but this yardstick reads version {}: use the yardstick that wrote it",
-            yardstick_core::result::SCHEMA_VERSION
-        )));
-    }
-    serde_json::from_value(value).map_err(|e| bad(format!("not a complete yardstick result ({e})")))
+    yardstick_core::result::read::read(path).map_err(CliError::bad_input)
 }
 
 fn merge_files(files: &[PathBuf], out: &std::path::Path) -> Result<i32, CliError> {
@@ -381,6 +375,16 @@ merged {} results: {}",
         out.display()
     );
     Ok(0)
+}
+
+/// What suites and matrices run their phases with: this executable.
+pub(crate) fn env<'a>(
+    control: &'a Control,
+    say: &'a dyn Fn(&str),
+) -> Result<yardstick_orchestrate::Env<'a>, CliError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failed(format!("cannot find the yardstick executable: {e}")))?;
+    Ok(yardstick_orchestrate::Env { exe, control, say })
 }
 
 /// Ctrl-C asks the run to stop and write its partial result; a second Ctrl-C

@@ -90,32 +90,65 @@ fn read_u64(path: &Path) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
+/// Why a memory cap cannot be set up on this machine.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("{HINT}, and this machine mounts no cgroup memory controller")]
+    NoController,
+    #[error("{HINT}: cannot enable the memory controller in {}: {source}", dir.display())]
+    Enable {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{HINT}: cannot create {}: {source}", dir.display())]
+    Create {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot set {file} of {} to {limit}: {source}; choose a larger --memory-limit", dir.display())]
+    Set {
+        file: &'static str,
+        dir: PathBuf,
+        limit: u64,
+        source: std::io::Error,
+    },
+    #[error("{file} of {} did not take the limit {limit} (it reads {applied})", dir.display())]
+    NotTaken {
+        file: &'static str,
+        dir: PathBuf,
+        limit: u64,
+        applied: u64,
+    },
+}
+
+const HINT: &str =
+    "--memory-limit needs a memory cgroup it may create (root, or a delegated cgroup v2 subtree)";
+
 impl Cgroup {
     /// Creates a memory cgroup capped at `limit` bytes, or says in one line
     /// why this machine does not allow it.
-    pub fn create(limit: u64) -> Result<Cgroup, String> {
-        let hint = "--memory-limit needs a memory cgroup it may create (root, or a delegated cgroup v2 subtree)";
+    pub fn create(limit: u64) -> Result<Cgroup, CgroupError> {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        let (base, version) = locate(&mountinfo, &cgroups).ok_or_else(|| {
-            format!("{hint}, and this machine mounts no cgroup memory controller")
-        })?;
+        let (base, version) = locate(&mountinfo, &cgroups).ok_or(CgroupError::NoController)?;
         if version == Version::V2 {
             // the controller must be enabled for children of our cgroup
             let controllers =
                 std::fs::read_to_string(base.join("cgroup.subtree_control")).unwrap_or_default();
             if !controllers.split_whitespace().any(|c| c == "memory") {
-                write(&base.join("cgroup.subtree_control"), "+memory").map_err(|e| {
-                    format!(
-                        "{hint}: cannot enable the memory controller in {}: {e}",
-                        base.display()
-                    )
+                write(&base.join("cgroup.subtree_control"), "+memory").map_err(|source| {
+                    CgroupError::Enable {
+                        dir: base.clone(),
+                        source,
+                    }
                 })?;
             }
         }
         let dir = base.join(format!("yardstick-{}", std::process::id()));
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("{hint}: cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir(&dir).map_err(|source| CgroupError::Create {
+            dir: dir.clone(),
+            source,
+        })?;
         let cg = Cgroup {
             dir,
             version,
@@ -129,18 +162,21 @@ impl Cgroup {
             Version::V1 => ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"),
             Version::V2 => ("memory.max", "memory.swap.max"),
         };
-        write(&cg.dir.join(file), &limit.to_string()).map_err(|e| {
-            format!(
-                "cannot set {file} of {} to {limit}: {e}; choose a larger --memory-limit",
-                cg.dir.display()
-            )
+        write(&cg.dir.join(file), &limit.to_string()).map_err(|source| CgroupError::Set {
+            file,
+            dir: cg.dir.clone(),
+            limit,
+            source,
         })?;
-        let applied = read_u64(&cg.dir.join(file));
-        if version == Version::V1 && applied.is_some_and(|a| a > limit + 4096) {
-            return Err(format!(
-                "{file} of {} did not take the limit {limit} (reads {applied:?})",
-                cg.dir.display()
-            ));
+        if let Some(applied) = read_u64(&cg.dir.join(file)) {
+            if version == Version::V1 && applied > limit + 4096 {
+                return Err(CgroupError::NotTaken {
+                    file,
+                    dir: cg.dir.clone(),
+                    limit,
+                    applied,
+                });
+            }
         }
         // no swapping around the limit, where swap is accounted
         let swap_value = if version == Version::V1 {

@@ -3,8 +3,8 @@
 //! Markdown or CSV.
 use crate::{read_result, CliError};
 use clap::ValueEnum;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
+use yardstick_orchestrate::index::{self, AnyIndex, CellStatus, SloStatus, StepStatus};
 use yardstick_report::html::{Entry, Inputs};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,105 +21,20 @@ fn bad(msg: impl std::fmt::Display) -> CliError {
     CliError::bad_input(msg)
 }
 
-fn read_json(path: &Path) -> Result<Value, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad(format!("{}: cannot read it: {e}", path.display())))?;
-    if text.trim().is_empty() {
-        return Err(bad(format!(
-            "{}: the file is empty, not a yardstick result or index",
-            path.display()
-        )));
-    }
-    serde_json::from_str(&text).map_err(|e| {
-        bad(format!(
-            "{}: not JSON ({e}); is it truncated?",
-            path.display()
-        ))
-    })
-}
-
 fn relative(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }
 
 /// Adds a file (result, suite index or matrix index) to the inputs.
 fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
-    let v = read_json(path)?;
+    let v = yardstick_core::result::read::json(path, "result or index").map_err(bad)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.display().to_string();
+    if index::kind_of(&v).is_some() {
+        add_index(dir, name, index::from_value(path, v).map_err(bad)?, inputs)?;
+        return Ok(());
+    }
     match v["kind"].as_str() {
-        Some("yardstick suite") => {
-            for st in v["steps"].as_array().into_iter().flatten() {
-                let (Some(file), Some("ok")) = (st["result"].as_str(), st["status"].as_str())
-                else {
-                    continue;
-                };
-                let result = read_result(&relative(dir, file))?;
-                let state = &st["data_before"];
-                let data_before = state["state"].as_str().map(|s| {
-                    let written: Vec<&str> = state["written_since_load"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|w| w.as_str())
-                        .collect();
-                    if written.is_empty() {
-                        s.to_string()
-                    } else {
-                        format!("{s} (after {})", written.join(", "))
-                    }
-                });
-                inputs.entries.push(Entry {
-                    file: relative(dir, file).display().to_string(),
-                    target: v["targets"][st["target"].as_u64().unwrap_or(0) as usize]
-                        .as_str()
-                        .unwrap_or("")
-                        .to_string(),
-                    // a search that never met its bound kept its closed-loop probe
-                    workload: if st["slo"]["status"].as_str() == Some("unmet") {
-                        format!(
-                            "{} (bound not met; closed loop)",
-                            st["step"].as_str().unwrap_or("")
-                        )
-                    } else {
-                        st["step"].as_str().unwrap_or("").to_string()
-                    },
-                    records: st["records"].as_u64().unwrap_or(0),
-                    repetition: st["repetition"].as_u64().unwrap_or(1) as u32,
-                    data_before,
-                    result,
-                });
-            }
-            inputs.suites.push((name, v));
-        }
-        Some("yardstick storage-engine matrix") => {
-            for l in v["loads"].as_array().into_iter().flatten() {
-                if let Some(file) = l["result"].as_str() {
-                    let mut e = Entry::from_result(
-                        relative(dir, file).display().to_string(),
-                        read_result(&relative(dir, file))?,
-                    );
-                    e.workload = "load".into();
-                    inputs.entries.push(e);
-                }
-            }
-            for c in v["cells"].as_array().into_iter().flatten() {
-                let (Some(file), Some("ok")) = (c["result"].as_str(), c["status"].as_str()) else {
-                    continue;
-                };
-                let mut e = Entry::from_result(
-                    relative(dir, file).display().to_string(),
-                    read_result(&relative(dir, file))?,
-                );
-                e.workload = format!(
-                    "{} @{}",
-                    c["test"].as_str().unwrap_or(""),
-                    c["budget"].as_str().unwrap_or("none")
-                );
-                inputs.entries.push(e);
-            }
-            inputs.matrices.push((name, v));
-        }
         Some("tpcc") => {
             let result: yardstick_core::tpcc::result::TpccResult = serde_json::from_value(v)
                 .map_err(|e| {
@@ -139,8 +54,78 @@ fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
                 .push(yardstick_report::tpcc::TpccEntry { file: name, result });
         }
         _ => {
-            let r = read_result(path)?;
+            let r = yardstick_core::result::read::versioned(
+                path,
+                v,
+                "result",
+                yardstick_core::result::SCHEMA_VERSION,
+                None,
+            )
+            .map_err(bad)?;
             inputs.entries.push(Entry::from_result(name, r));
+        }
+    }
+    Ok(())
+}
+
+/// Adds a suite's or matrix's finished phases, and the index itself.
+fn add_index(
+    dir: &Path,
+    name: String,
+    index: AnyIndex,
+    inputs: &mut Inputs,
+) -> Result<(), CliError> {
+    match index {
+        AnyIndex::Suite(index) => {
+            for st in &index.steps {
+                let (Some(file), StepStatus::Ok) = (&st.result, st.status) else {
+                    continue;
+                };
+                let result = read_result(&relative(dir, file))?;
+                inputs.entries.push(Entry {
+                    file: relative(dir, file).display().to_string(),
+                    target: index.targets.get(st.target).cloned().unwrap_or_default(),
+                    // a search that never met its bound kept its closed-loop probe
+                    workload: if st
+                        .slo
+                        .as_ref()
+                        .is_some_and(|o| o.status == SloStatus::Unmet)
+                    {
+                        format!("{} (bound not met; closed loop)", st.step)
+                    } else {
+                        st.step.clone()
+                    },
+                    records: st.records,
+                    repetition: st.repetition,
+                    data_before: st.data_before.as_ref().map(|d| d.describe()),
+                    result,
+                });
+            }
+            inputs.suites.push((name, index));
+        }
+        AnyIndex::Matrix(index) => {
+            for l in &index.loads {
+                if let Some(file) = &l.result {
+                    let mut e = Entry::from_result(
+                        relative(dir, file).display().to_string(),
+                        read_result(&relative(dir, file))?,
+                    );
+                    e.workload = "load".into();
+                    inputs.entries.push(e);
+                }
+            }
+            for c in &index.cells {
+                let (Some(file), CellStatus::Ok) = (&c.result, c.status) else {
+                    continue;
+                };
+                let mut e = Entry::from_result(
+                    relative(dir, file).display().to_string(),
+                    read_result(&relative(dir, file))?,
+                );
+                e.workload = format!("{} @{}", c.test, c.budget.as_deref().unwrap_or("none"));
+                inputs.entries.push(e);
+            }
+            inputs.matrices.push((name, index));
         }
     }
     Ok(())

@@ -407,6 +407,16 @@ pub enum BindingError {
     Io(String),
 }
 
+impl BindingError {
+    /// The error of a failed operation's outcome (its detail, else its status).
+    pub fn from_outcome(o: Outcome) -> BindingError {
+        BindingError::Io(
+            o.detail
+                .map_or_else(|| o.status.name().to_string(), String::from),
+        )
+    }
+}
+
 /// One connection or handle executing one operation at a time.
 ///
 /// The methods are `async` so network drivers can await; embedded engines do
@@ -433,7 +443,7 @@ pub trait Session {
     /// what it finds, a thousand records at a time, until a scan comes back
     /// empty; bindings with a faster way (TRUNCATE) override it, and bindings
     /// that cannot list their keys refuse with the way to empty them.
-    async fn clear(&mut self) -> Result<Option<u64>, String> {
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
         let mut rows = ScanRows::with_fields(1);
         let mut keys: Vec<Vec<u8>> = Vec::new();
         let mut deleted = 0u64;
@@ -441,10 +451,10 @@ pub trait Session {
             rows.clear();
             let out = self.scan(b"", 1000, Fields::One(0), &mut rows).await;
             if !out.status.is_ok() {
-                return Err(format!(
+                return Err(BindingError::Io(format!(
                     "cannot list the records to delete: {}",
                     out.detail.as_deref().unwrap_or(out.status.name())
-                ));
+                )));
             }
             if rows.is_empty() {
                 return Ok(Some(deleted));
@@ -458,15 +468,17 @@ pub trait Session {
                     Status::Ok => deleted += 1,
                     Status::NotFound => {}
                     s => {
-                        return Err(format!(
+                        return Err(BindingError::Io(format!(
                             "cannot delete a record: {}",
                             out.detail.as_deref().unwrap_or(s.name())
-                        ))
+                        )))
                     }
                 }
             }
             if deleted == before {
-                return Err("the records a scan returns cannot be deleted".into());
+                return Err(BindingError::Unsupported(
+                    "the records a scan returns cannot be deleted".into(),
+                ));
             }
         }
     }

@@ -48,9 +48,55 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     Duration::try_from_secs_f64(seconds).map_err(|_| DurationError::TooLong(s.to_string()))
 }
 
+/// A record count that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CountError {
+    #[error("'{0}' is not a record count: use for example 100k, 1M or 250000")]
+    NotACount(String),
+    #[error("'{0}' is not a record count: give at least 1")]
+    OutOfRange(String),
+}
+
+/// `1M`, `100k`, `2.5M`, `1G` or `1B` (10^9), or a plain count; at least 1.
+pub fn parse_count(text: &str) -> Result<u64, CountError> {
+    let t = text.trim();
+    let bad = || CountError::NotACount(text.to_string());
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_lowercase() {
+                'k' => 1e3,
+                'm' => 1e6,
+                'g' | 'b' => 1e9,
+                _ => return Err(bad()),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let n = (v * mult).round();
+    if !(1.0..1e15).contains(&n) {
+        return Err(CountError::OutOfRange(text.to_string()));
+    }
+    Ok(n as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_parse_with_suffixes() {
+        assert_eq!(parse_count("1M"), Ok(1_000_000));
+        assert_eq!(parse_count("100k"), Ok(100_000));
+        assert_eq!(parse_count("2.5m"), Ok(2_500_000));
+        assert_eq!(parse_count("450000"), Ok(450_000));
+        assert_eq!(parse_count("2B"), Ok(2_000_000_000));
+        assert_eq!(parse_count("0"), Err(CountError::OutOfRange("0".into())));
+        assert!(parse_count("NaN").is_err());
+        assert!(parse_count("lots").is_err());
+        assert!(parse_count("3x").is_err());
+    }
 
     #[test]
     fn every_unit_reads_the_same_everywhere() {

@@ -24,6 +24,34 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use yardstick_core::binding::*;
 
+/// An engine's own error, kept as the engine's typed error with its causes
+/// (`?` converts any of them), said through [`yardstick_core::error::chain`].
+///
+/// Like `anyhow::Error` it is not itself an `Error`, which is what lets every
+/// engine error convert into it with `?`.
+pub struct EngineError(Box<dyn std::error::Error + Send + Sync>);
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for EngineError {
+    fn from(e: E) -> Self {
+        EngineError(Box::new(e))
+    }
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&yardstick_core::error::chain(&*self.0))
+    }
+}
+
+impl std::fmt::Debug for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// What an engine operation returns.
+pub type EngineResult<T> = Result<T, EngineError>;
+
 /// An opened engine: thread-safe, hands out one handle per session.
 pub trait Engine: Send + Sync + 'static {
     type Handle: Handle;
@@ -33,26 +61,26 @@ pub trait Engine: Send + Sync + 'static {
     fn info(&self) -> EngineInfo;
     /// Writes buffered data (memtables, dirty cache pages) to its files, so
     /// bytes on disk measure the stored data rather than a write-ahead log.
-    fn flush(&self) -> Result<(), String> {
+    fn flush(&self) -> EngineResult<()> {
         Ok(())
     }
 }
 
-/// One session's access to an engine. Errors are the engine's own message.
+/// One session's access to an engine. Errors are the engine's own.
 pub trait Handle: 'static {
     /// Copies the value of `key` into `out`; false when the key is absent.
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String>;
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String>;
-    fn delete(&mut self, key: &[u8]) -> Result<(), String>;
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()>;
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()>;
     /// Calls `row` for up to `count` entries with key >= `start`, in key order.
     fn scan(
         &mut self,
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String>;
+    ) -> EngineResult<()>;
     /// Writes every pair, as one engine batch where the engine has them.
-    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> Result<(), String> {
+    fn put_batch(&mut self, rows: &[(&[u8], &[u8])]) -> EngineResult<()> {
         rows.iter().try_for_each(|(k, v)| self.put(k, v))
     }
 }
@@ -259,7 +287,7 @@ pub struct KvSession<H> {
 }
 
 #[cold]
-fn engine_error(e: String) -> Outcome {
+fn engine_error(e: EngineError) -> Outcome {
     Outcome::failed(Status::Error, e)
 }
 

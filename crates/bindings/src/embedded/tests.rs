@@ -22,7 +22,7 @@ impl Engine for Memory {
 }
 
 impl Handle for Memory {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
         // widen the window between the read and the write of a conditional op
         std::thread::yield_now();
         match self.0.read().unwrap().get(key) {
@@ -33,11 +33,11 @@ impl Handle for Memory {
             None => Ok(false),
         }
     }
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
         self.0.write().unwrap().insert(key.to_vec(), value.to_vec());
         Ok(())
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), String> {
+    fn delete(&mut self, key: &[u8]) -> EngineResult<()> {
         self.0.write().unwrap().remove(key);
         Ok(())
     }
@@ -46,7 +46,7 @@ impl Handle for Memory {
         start: &[u8],
         count: usize,
         row: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), String> {
+    ) -> EngineResult<()> {
         for (k, v) in self.0.read().unwrap().range(start.to_vec()..).take(count) {
             row(k, v);
         }

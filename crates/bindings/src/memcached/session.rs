@@ -163,8 +163,8 @@ impl Session for MemcachedSession {
         Outcome::failed(Status::Error, "memcached cannot scan")
     }
 
-    async fn clear(&mut self) -> Result<Option<u64>, String> {
-        Err("memcached cannot list its keys to delete them: restart it (or send it flush_all) to start from an empty cache".into())
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
+        Err(BindingError::Unsupported("memcached cannot list its keys to delete them: restart it (or send it flush_all) to start from an empty cache".into()))
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {

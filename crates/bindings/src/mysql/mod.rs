@@ -305,6 +305,7 @@ impl Registered for MysqlBinding {
         let dialect = Dialect {
             placeholder: Placeholder::Question,
             upsert,
+            row_locks: true,
         };
         let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, dialect));
         let info = run_cold(async {

@@ -370,14 +370,13 @@ impl Session for MysqlSession {
     }
 
     /// TRUNCATE TABLE: the table is recreated empty, no purge work left behind.
-    async fn clear(&mut self) -> Result<Option<u64>, String> {
-        self.ready().await.map_err(|o| {
-            o.detail
-                .map_or_else(|| o.status.name().to_string(), String::from)
-        })?;
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
+        self.ready().await.map_err(BindingError::from_outcome)?;
         let sql = format!("TRUNCATE TABLE {}", self.sql.table);
         let conn = self.conn.as_mut().expect("connected by ready");
-        conn.query_drop(sql).await.map_err(|e| error_text(&e))?;
+        conn.query_drop(sql)
+            .await
+            .map_err(|e| BindingError::Io(error_text(&e)))?;
         Ok(None)
     }
 }

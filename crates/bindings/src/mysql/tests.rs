@@ -192,6 +192,7 @@ fn tidb_flavor_clusters_the_key_maps_its_errors_and_asks_for_retries() {
         Dialect {
             placeholder: Placeholder::Question,
             upsert: Upsert::OnDuplicateKey,
+            row_locks: true,
         },
     );
     assert!(create_table(&sql, "InnoDB", true).ends_with("PRIMARY KEY (YCSB_KEY) CLUSTERED)"));

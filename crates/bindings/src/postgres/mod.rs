@@ -77,6 +77,19 @@ const SETTINGS: &[&str] = &[
     "effective_cache_size",
 ];
 
+/// PostgreSQL's SQL (and its flavours' upsert).
+pub(crate) fn dialect(flavor: Flavor) -> Dialect {
+    Dialect {
+        placeholder: Placeholder::Dollar,
+        upsert: if flavor == Flavor::Cockroach {
+            Upsert::UpsertInto
+        } else {
+            Upsert::OnConflict
+        },
+        row_locks: true,
+    }
+}
+
 pub struct PostgresBinding {
     ep: Endpoint,
     sql: Arc<Sql>,
@@ -282,14 +295,7 @@ impl Registered for PostgresBinding {
                 "batch=copy cannot upsert (COPY only inserts): use insert.semantics=insert or batch=values".into(),
             ));
         }
-        let dialect = Dialect {
-            placeholder: Placeholder::Dollar,
-            upsert: if flavor == Flavor::Cockroach {
-                Upsert::UpsertInto
-            } else {
-                Upsert::OnConflict
-            },
-        };
+        let dialect = dialect(flavor);
         let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, dialect));
         let info = run_cold(async {
             let client = connect(&ep).await?;

@@ -433,16 +433,13 @@ impl Session for PostgresSession {
     }
 
     /// TRUNCATE: the table's files are replaced, no dead rows are left behind.
-    async fn clear(&mut self) -> Result<Option<u64>, String> {
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
         let sql = format!("TRUNCATE TABLE {}", self.sql.table);
-        let live = self.live().await.map_err(|o| {
-            o.detail
-                .map_or_else(|| o.status.name().to_string(), String::from)
-        })?;
+        let live = self.live().await.map_err(BindingError::from_outcome)?;
         live.client
             .batch_execute(&sql)
             .await
-            .map_err(|e| error_text(&e))?;
+            .map_err(|e| BindingError::Io(error_text(&e)))?;
         Ok(None)
     }
 

@@ -167,7 +167,8 @@ impl PgConn {
         if let Some(s) = self.statements.get(&(sql.as_ptr() as usize)) {
             return Ok(s.clone());
         }
-        let text = crate::tpcc::numbered_placeholders(sql);
+        // placeholders and row locks are the same in every flavour
+        let text = super::dialect(super::Flavor::Postgres).statement(sql);
         let st = self.rt.block_on(self.client.prepare(&text)).map_err(err)?;
         self.statements.insert(sql.as_ptr() as usize, st.clone());
         Ok(st)

@@ -38,9 +38,10 @@ pub(crate) struct Settings {
 }
 
 /// SQLite's dialect: `?n` placeholders, `ON CONFLICT ... DO UPDATE` upserts.
-const DIALECT: Dialect = Dialect {
+pub(crate) const DIALECT: Dialect = Dialect {
     placeholder: Placeholder::NumberedQuestion,
     upsert: Upsert::OnConflict,
+    row_locks: false,
 };
 
 pub struct SqliteBinding {
@@ -502,11 +503,11 @@ impl Session for SqliteSession {
     }
 
     /// DELETE without WHERE (SQLite's truncate optimization drops the pages).
-    async fn clear(&mut self) -> Result<Option<u64>, String> {
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
         let n = self
             .conn
             .execute(&format!("DELETE FROM {}", self.sql.table), [])
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| BindingError::Io(e.to_string()))?;
         Ok(Some(n as u64))
     }
 }

@@ -107,7 +107,7 @@ impl SqliteConn {
     fn sql(&mut self, sql: &'static str) -> &str {
         self.rewritten
             .entry(sql.as_ptr() as usize)
-            .or_insert_with(|| sql.replace(" FOR UPDATE", ""))
+            .or_insert_with(|| super::DIALECT.statement(sql))
     }
 }
 

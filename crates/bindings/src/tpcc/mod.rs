@@ -2,8 +2,9 @@
 //! and the consistency checks, written once against [`Conn`], a small
 //! synchronous connection interface each database implements (one connection
 //! per terminal thread). Statements use `?` placeholders and ` FOR UPDATE`;
-//! each database's connection rewrites them to its own dialect once, when it
-//! prepares them. A connection lives beside its binding (`sqlite/tpcc.rs`,
+//! each database's connection puts them in its dialect once, when it prepares
+//! them, with its binding's [`crate::sql::Dialect::statement`] (MySQL's is
+//! this portable form itself). A connection lives beside its binding (`sqlite/tpcc.rs`,
 //! `postgres/tpcc.rs`, `mysql/tpcc.rs`) and is found through the registry
 //! ([`Support`] in the binding's descriptor); [`open`] opens any of them.
 pub mod check;
@@ -351,26 +352,6 @@ pub fn warehouse_column(table: &str) -> Option<&'static str> {
     })
 }
 
-/// `?` placeholders as `$1, $2, ...` (PostgreSQL).
-pub fn numbered_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    let mut quoted = false;
-    for c in sql.chars() {
-        if c == '\'' {
-            quoted = !quoted;
-        }
-        if c == '?' && !quoted {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,14 +398,6 @@ mod tests {
         );
         assert_eq!(a.as_ptr(), insert_sql("new_order").as_ptr());
         assert_ne!(a.as_ptr(), insert_sql("item").as_ptr());
-    }
-
-    #[test]
-    fn placeholders_are_numbered_outside_quotes() {
-        assert_eq!(
-            numbered_placeholders("SELECT a FROM t WHERE b = ? AND c = '?' AND d = ?"),
-            "SELECT a FROM t WHERE b = $1 AND c = '?' AND d = $2"
-        );
     }
 
     #[test]

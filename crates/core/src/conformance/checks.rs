@@ -476,7 +476,10 @@ pub(super) async fn clear_refused<B: Binding>(
             "clear of a binding without scans returned Ok({n:?})"
         )),
         Err(e) => {
-            ensure!(!e.trim().is_empty(), "clear was refused without a message");
+            ensure!(
+                !e.to_string().trim().is_empty(),
+                "clear was refused without a message"
+            );
             expect_status(
                 "read after a refused clear",
                 read_all(&mut s, b"clear-kept").await.0,

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod env;
 pub mod merge;
+pub mod read;
 pub mod redact;
 pub mod time;
 pub mod write;

@@ -26,14 +26,14 @@ use std::time::{Duration, Instant};
 
 /// Empties the binding's table on a session of its own (`load --clear`),
 /// returning the records deleted when the binding counts them.
-pub fn clear_table<B: Binding>(binding: &B) -> Result<Option<u64>, String> {
+pub fn clear_table<B: Binding>(binding: &B) -> Result<Option<u64>, BindingError> {
     use crate::binding::Session;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| BindingError::Io(format!("cannot start a runtime: {e}")))?;
     rt.block_on(async {
-        let mut s = binding.session().await.map_err(|e| e.to_string())?;
+        let mut s = binding.session().await?;
         s.clear().await
     })
 }

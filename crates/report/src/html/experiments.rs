@@ -2,12 +2,10 @@
 //! and the storage-engine matrix.
 use super::*;
 use crate::section::{ordered, us, Section};
+use yardstick_orchestrate::index::{CellLatency, CellStatus, SloStatus, SuiteIndex};
 
-fn target_of(s: &Value, st: &Value) -> String {
-    s["targets"][st["target"].as_u64().unwrap_or(0) as usize]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
+fn target_of(s: &SuiteIndex, target: usize) -> String {
+    s.targets.get(target).cloned().unwrap_or_default()
 }
 
 pub(super) fn slo(inputs: &Inputs) -> Option<Section> {
@@ -50,52 +48,46 @@ pub(super) fn slo(inputs: &Inputs) -> Option<Section> {
     let mut by_step: BTreeMap<String, (Vec<Line>, Option<f64>, String)> = BTreeMap::new();
     let mut order = Vec::new();
     for (_, s) in &inputs.suites {
-        for st in s["steps"].as_array().into_iter().flatten() {
-            let o = &st["slo"];
-            if o.is_null() {
+        for st in &s.steps {
+            let Some(o) = &st.slo else {
                 continue;
-            }
-            let target = target_of(s, st);
-            let step = st["step"].as_str().unwrap_or("").to_string();
-            let rec = st["records"].as_u64().unwrap_or(0).to_string();
-            let rep = st["repetition"].as_u64().unwrap_or(1).to_string();
-            let bound = o["bound"]["text"].as_str().unwrap_or("").to_string();
+            };
+            let target = target_of(s, st.target);
+            let step = st.step.clone();
+            let rec = st.records.to_string();
+            let rep = st.repetition.to_string();
+            let bound = o.bound.text.clone();
             knees.rows.push(vec![
                 target.clone(),
                 step.clone(),
                 rec.clone(),
                 rep.clone(),
                 bound.clone(),
-                o["status"].as_str().unwrap_or("").into(),
-                o["knee_ops_per_sec"]
-                    .as_f64()
-                    .map_or("-".into(), |v| format!("{v:.0}")),
-                o["knee_value_ns"].as_f64().map_or("-".into(), us),
-                o["max_ops_per_sec"]
-                    .as_f64()
-                    .map_or("-".into(), |v| format!("{v:.0}")),
+                match o.status {
+                    SloStatus::Met => "met",
+                    SloStatus::Unmet => "unmet",
+                }
+                .into(),
+                o.knee_ops_per_sec.map_or("-".into(), |v| format!("{v:.0}")),
+                o.knee_value_ns.map_or("-".into(), |v| us(v as f64)),
+                format!("{:.0}", o.max_ops_per_sec),
             ]);
             let mut pts = Vec::new();
-            for p in o["curve"].as_array().into_iter().flatten() {
-                let v = p["value_ns"].as_f64();
+            for p in &o.curve {
+                let v = p.value_ns.map(|v| v as f64);
                 curve.rows.push(vec![
                     target.clone(),
                     step.clone(),
                     rec.clone(),
                     rep.clone(),
-                    format!("{:.0}", p["target"].as_f64().unwrap_or(0.0)),
-                    format!("{:.0}", p["achieved"].as_f64().unwrap_or(0.0)),
+                    format!("{:.0}", p.target),
+                    format!("{:.0}", p.achieved),
                     v.map_or("-".into(), us),
-                    if p["pass"].as_bool() == Some(true) {
-                        "yes"
-                    } else {
-                        "no"
-                    }
-                    .into(),
-                    p["why"].as_str().unwrap_or("").into(),
+                    if p.pass { "yes" } else { "no" }.into(),
+                    p.why.clone(),
                 ]);
                 if let Some(v) = v {
-                    pts.push((p["achieved"].as_f64().unwrap_or(0.0), v / 1e6));
+                    pts.push((p.achieved, v / 1e6));
                 }
             }
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -103,7 +95,7 @@ pub(super) fn slo(inputs: &Inputs) -> Option<Section> {
                 order.push(step.clone());
             }
             let entry = by_step.entry(step.clone()).or_default();
-            entry.1 = o["bound"]["bound_ns"].as_f64().map(|b| b / 1e6);
+            entry.1 = Some(o.bound.bound_ns as f64 / 1e6);
             entry.2 = bound;
             entry.0.push(Line {
                 name: if rep == "1" {
@@ -173,62 +165,47 @@ pub(super) fn scaling(inputs: &Inputs) -> Option<Section> {
     };
     let mut charts = Vec::new();
     for (_, s) in &inputs.suites {
-        let rows = s["scaling"].as_array().cloned().unwrap_or_default();
-        if rows.is_empty() {
+        if s.scaling.is_empty() {
             continue;
         }
-        for r in &rows {
-            let lat: Vec<String> = r["p99_change_pct"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(op, v)| format!("{op} {:+.0}", v.as_f64().unwrap_or(0.0)))
+        for r in &s.scaling {
+            let lat: Vec<String> = r
+                .p99_change_pct
+                .iter()
+                .map(|(op, v)| format!("{op} {v:+.0}"))
                 .collect();
             table.rows.push(vec![
-                target_of(s, r),
-                r["step"].as_str().unwrap_or("").into(),
-                r["base_records"].to_string(),
-                r["records"].to_string(),
-                r["ops_per_sec_change_pct"]
-                    .as_f64()
+                target_of(s, r.target),
+                r.step.clone(),
+                r.base_records.to_string(),
+                r.records.to_string(),
+                r.ops_per_sec_change_pct
                     .map_or("-".into(), |v| format!("{v:+.1}")),
                 lat.join(", "),
             ]);
         }
-        let summary = s["summary"].as_array().cloned().unwrap_or_default();
-        let steps = ordered(
-            summary
-                .iter()
-                .map(|r| r["step"].as_str().unwrap_or("").to_string()),
-        );
-        let keys = ordered(summary.iter().map(|r| {
-            (
-                r["target"].as_u64().unwrap_or(0),
-                r["records"].as_u64().unwrap_or(0),
-            )
-        }));
+        let summary = &s.summary;
+        let steps = ordered(summary.iter().map(|r| r.step.clone()));
+        let keys = ordered(summary.iter().map(|r| (r.target, r.records)));
         let series = keys
             .iter()
-            .map(|(t, n)| BarSeries {
+            .map(|&(t, n)| BarSeries {
                 name: format!(
                     "{} @{} records",
-                    s["targets"][*t as usize].as_str().unwrap_or(""),
-                    crate::svg::short(*n as f64)
+                    target_of(s, t),
+                    crate::svg::short(n as f64)
                 ),
                 values: steps
                     .iter()
                     .map(|st| {
                         summary
                             .iter()
-                            .find(|r| {
-                                r["target"].as_u64() == Some(*t)
-                                    && r["records"].as_u64() == Some(*n)
-                                    && r["step"].as_str() == Some(st)
-                            })
+                            .find(|r| r.target == t && r.records == n && &r.step == st)
                             .and_then(|r| {
-                                r["slo_ops_per_sec"]["mean"]
-                                    .as_f64()
-                                    .or(r["ops_per_sec"]["mean"].as_f64())
+                                r.slo_ops_per_sec
+                                    .as_ref()
+                                    .or(r.ops_per_sec.as_ref())
+                                    .map(|x| x.mean)
                             })
                     })
                     .collect(),
@@ -294,47 +271,40 @@ pub(super) fn matrix(inputs: &Inputs) -> Option<Section> {
     };
     let mut charts = Vec::new();
     for (_, m) in &inputs.matrices {
-        let cells = m["cells"].as_array().cloned().unwrap_or_default();
-        let f = |v: &Value, d: usize| v.as_f64().map_or("-".into(), |x| format!("{x:.d$}"));
-        for l in m["loads"].as_array().into_iter().flatten() {
+        let f = |v: Option<f64>, d: usize| v.map_or("-".into(), |x| format!("{x:.d$}"));
+        let lat =
+            |c: &Option<CellLatency>, pick: fn(&CellLatency) -> f64| f(c.as_ref().map(pick), 1);
+        for l in &m.loads {
             loads.rows.push(vec![
-                l["db"].as_str().unwrap_or("").into(),
-                l["version"].as_str().unwrap_or("").into(),
-                f(&l["inserts_per_sec"], 0),
-                l["disk_bytes"]
-                    .as_f64()
-                    .map_or("-".into(), |b| format!("{:.1}", b / 1048576.0)),
-                f(&l["compression_ratio"], 2),
+                l.db.clone(),
+                l.version.clone().unwrap_or_default(),
+                f(l.inserts_per_sec, 0),
+                f(l.disk_bytes.map(|b| b as f64 / 1048576.0), 1),
+                f(l.compression_ratio, 2),
             ]);
         }
-        for c in &cells {
-            let budget = c["budget"].as_str().unwrap_or("none").to_string();
+        let budget_of = |b: &Option<String>| b.clone().unwrap_or_else(|| "none".into());
+        for c in &m.cells {
             table.rows.push(vec![
-                c["db"].as_str().unwrap_or("").into(),
-                budget,
-                c["test"].as_str().unwrap_or("").into(),
-                c["status"].as_str().unwrap_or("").into(),
-                f(&c["ops_per_sec"], 0),
-                f(&c["latency_us"]["mean"], 1),
-                f(&c["latency_us"]["p50"], 1),
-                f(&c["latency_us"]["p99"], 1),
-                f(&c["latency_us"]["stdev"], 1),
-                c["peak_memory_bytes"]
-                    .as_f64()
-                    .map_or("-".into(), |b| format!("{:.0}", b / 1048576.0)),
+                c.db.clone(),
+                budget_of(&c.budget),
+                c.test.clone(),
+                match c.status {
+                    CellStatus::Ok => "ok",
+                    CellStatus::Oom => "oom",
+                    CellStatus::Failed => "failed",
+                }
+                .into(),
+                f(c.ops_per_sec, 0),
+                lat(&c.latency_us, |l| l.mean),
+                lat(&c.latency_us, |l| l.p50),
+                lat(&c.latency_us, |l| l.p99),
+                lat(&c.latency_us, |l| l.stdev),
+                f(c.peak_memory_bytes.map(|b| b as f64 / 1048576.0), 0),
             ]);
         }
-        let tests = ordered(
-            cells
-                .iter()
-                .map(|c| c["test"].as_str().unwrap_or("").to_string()),
-        );
-        let keys = ordered(cells.iter().map(|c| {
-            (
-                c["db"].as_str().unwrap_or("").to_string(),
-                c["budget"].as_str().unwrap_or("none").to_string(),
-            )
-        }));
+        let tests = ordered(m.cells.iter().map(|c| c.test.clone()));
+        let keys = ordered(m.cells.iter().map(|c| (c.db.clone(), budget_of(&c.budget))));
         let series = keys
             .iter()
             .map(|(db, b)| BarSeries {
@@ -342,14 +312,10 @@ pub(super) fn matrix(inputs: &Inputs) -> Option<Section> {
                 values: tests
                     .iter()
                     .map(|t| {
-                        cells
+                        m.cells
                             .iter()
-                            .find(|c| {
-                                c["db"].as_str() == Some(db)
-                                    && c["budget"].as_str().unwrap_or("none") == b
-                                    && c["test"].as_str() == Some(t)
-                            })
-                            .and_then(|c| c["ops_per_sec"].as_f64())
+                            .find(|c| &c.db == db && &budget_of(&c.budget) == b && &c.test == t)
+                            .and_then(|c| c.ops_per_sec)
                     })
                     .collect(),
                 errors: vec![],

@@ -2,11 +2,11 @@
 //! file with inline SVG charts (no script, no network), or the same tables as
 //! Markdown or CSV. Every chart's numbers are also in a table.
 use crate::svg::{escape, BarChart, BarSeries, Line, LineChart};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use yardstick_core::result::RunResult;
 use yardstick_core::workload::Phase;
+use yardstick_orchestrate::index::{MatrixIndex, SuiteIndex};
 mod experiments;
 mod runs;
 
@@ -35,9 +35,9 @@ pub struct Entry {
 pub struct Inputs {
     pub entries: Vec<Entry>,
     /// Suite indexes (`yardstick suite`), with their file names.
-    pub suites: Vec<(String, Value)>,
+    pub suites: Vec<(String, SuiteIndex)>,
     /// Storage-engine matrices (`yardstick matrix`).
-    pub matrices: Vec<(String, Value)>,
+    pub matrices: Vec<(String, MatrixIndex)>,
     /// TPC-C runs (`yardstick tpcc run`).
     pub tpcc: Vec<crate::tpcc::TpccEntry>,
 }

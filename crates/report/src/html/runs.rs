@@ -2,6 +2,7 @@
 //! time series.
 use super::*;
 use crate::section::{ci_text, ms_axis, ordered, pct_axis, us, Section};
+use yardstick_orchestrate::index::{SloStatus, StepStatus};
 
 /// Warnings that must be seen: each run's own, incomplete runs, and
 /// operation semantics that differ between targets of one workload.
@@ -51,25 +52,16 @@ pub(super) fn warnings(inputs: &Inputs) -> Vec<String> {
         }
     }
     for (file, s) in &inputs.suites {
-        for st in s["steps"].as_array().into_iter().flatten() {
-            if st["slo"]["status"].as_str() == Some("unmet") {
-                out.push(format!(
-                    "{file}: {} · {}: {}",
-                    s["targets"][st["target"].as_u64().unwrap_or(0) as usize]
-                        .as_str()
-                        .unwrap_or(""),
-                    st["step"].as_str().unwrap_or(""),
-                    st["slo"]["message"].as_str().unwrap_or("")
-                ));
+        for st in &s.steps {
+            let target = s.targets.get(st.target).map_or("", String::as_str);
+            if let Some(o) = st.slo.as_ref().filter(|o| o.status == SloStatus::Unmet) {
+                out.push(format!("{file}: {target} · {}: {}", st.step, o.message));
             }
-            let status = st["status"].as_str().unwrap_or("");
-            if status != "ok" {
+            if st.status != StepStatus::Ok {
                 out.push(format!(
-                    "{file}: phase {} of {} is {status}",
-                    st["step"].as_str().unwrap_or(""),
-                    s["targets"][st["target"].as_u64().unwrap_or(0) as usize]
-                        .as_str()
-                        .unwrap_or("")
+                    "{file}: phase {} of {target} is {}",
+                    st.step,
+                    st.status.name()
                 ));
             }
         }

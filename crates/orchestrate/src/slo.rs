@@ -9,6 +9,7 @@ use yardstick_core::result::RunResult;
 /// A latency bound: a percentile of one operation's (or every operation's)
 /// response time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Slo {
     /// The text it was parsed from, e.g. `read:p99<10ms`.
     pub text: String,
@@ -17,6 +18,14 @@ pub struct Slo {
     /// The percentile, e.g. 99.0.
     pub percentile: f64,
     pub bound_ns: u64,
+}
+
+/// A bound that does not parse: the text and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--slo '{text}' {why}: write [OPERATION:]pNN<LATENCY, e.g. p99<50ms or read:p99.9<10ms")]
+pub struct SloError {
+    pub text: String,
+    pub why: &'static str,
 }
 
 const OPS: &[(&str, &str)] = &[
@@ -31,9 +40,10 @@ const OPS: &[(&str, &str)] = &[
 
 impl Slo {
     /// `p99<50ms`, `p99.9<10ms`, `read:p95<2ms`, `all:p99<500us`.
-    pub fn parse(s: &str) -> Result<Slo, String> {
-        let bad = |why: &str| {
-            format!("--slo '{s}' {why}: write [OPERATION:]pNN<LATENCY, e.g. p99<50ms or read:p99.9<10ms")
+    pub fn parse(s: &str) -> Result<Slo, SloError> {
+        let bad = |why: &'static str| SloError {
+            text: s.to_string(),
+            why,
         };
         let text = s.trim();
         let (op, rest) = match text.split_once(':') {
@@ -171,6 +181,7 @@ pub fn fmt_ns(v: u64) -> String {
 
 /// One step of a search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Point {
     /// Operations per second asked for (open loop).
     pub target: f64,
@@ -282,7 +293,7 @@ mod tests {
             "p99<-1ms",
             "99<1ms",
         ] {
-            let e = Slo::parse(bad).unwrap_err();
+            let e = Slo::parse(bad).unwrap_err().to_string();
             assert!(e.contains("p99<50ms"), "{bad}: {e}");
         }
     }

@@ -13,7 +13,7 @@ fn stat(x: &[f64]) -> Option<Stat> {
 }
 
 /// Recomputes the summary (mean and CI over repetitions) and the scaling rows.
-pub fn summarize(index: &mut Index) {
+pub fn summarize(index: &mut SuiteIndex) {
     let mut groups: BTreeMap<(usize, u64, String), Vec<&StepRecord>> = BTreeMap::new();
     let order: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
@@ -24,7 +24,7 @@ pub fn summarize(index: &mut Index) {
         }
         v
     };
-    for s in index.steps.iter().filter(|s| s.status == "ok") {
+    for s in index.steps.iter().filter(|s| s.status == StepStatus::Ok) {
         groups
             .entry((s.target, s.records, s.step.clone()))
             .or_default()
@@ -120,7 +120,7 @@ fn fmt_stat(s: Option<&Stat>, digits: usize) -> String {
 }
 
 /// The suite's text summary.
-pub fn table(index: &Index) -> String {
+pub fn table(index: &SuiteIndex) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
@@ -143,7 +143,7 @@ pub fn table(index: &Index) -> String {
             .find(|s| s.target == r.target && s.records == r.records && s.step == r.step);
         let state = step
             .and_then(|s| s.data_before.as_ref())
-            .map_or("-".to_string(), |d| d.state.clone());
+            .map_or("-", |d| d.state.name());
         let searched = step.is_some_and(|s| s.slo.is_some());
         let tput = if r.slo_ops_per_sec.is_some() {
             fmt_stat(r.slo_ops_per_sec.as_ref(), 0)
@@ -171,7 +171,7 @@ pub fn table(index: &Index) -> String {
     for s in index
         .steps
         .iter()
-        .filter(|s| s.slo.as_ref().is_some_and(|o| o.status != "met"))
+        .filter(|s| s.slo.as_ref().is_some_and(|o| o.status != SloStatus::Met))
     {
         let _ = writeln!(
             out,
@@ -202,7 +202,11 @@ pub fn table(index: &Index) -> String {
             );
         }
     }
-    let unfinished = index.steps.iter().filter(|s| s.status != "ok").count();
+    let unfinished = index
+        .steps
+        .iter()
+        .filter(|s| s.status != StepStatus::Ok)
+        .count();
     if unfinished > 0 {
         let _ = writeln!(out, "{unfinished} phases not finished (see index.json)");
     }

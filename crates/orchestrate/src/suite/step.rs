@@ -3,16 +3,13 @@
 use super::*;
 
 pub(super) struct StepCtx<'a> {
-    pub(super) a: &'a SuiteArgs,
-    pub(super) exe: &'a Path,
+    pub(super) plan: &'a SuitePlan,
+    pub(super) env: &'a Env<'a>,
     pub(super) def: &'a StepDef,
     pub(super) db: &'a str,
     pub(super) records: u64,
     /// Run phases: the records the chain holds now (loaded plus inserted).
     pub(super) records_now: std::cell::Cell<u64>,
-    pub(super) props: &'a [String],
-    pub(super) load_threads: usize,
-    pub(super) dir: &'a Path,
     pub(super) id: String,
 }
 
@@ -25,12 +22,12 @@ pub(super) struct Outcome {
 
 impl StepCtx<'_> {
     /// Runs the phase once (open loop at `target` when given).
-    pub(super) fn once(&self, target: Option<(f64, usize)>) -> Result<Outcome, CliError> {
+    pub(super) fn once(&self, target: Option<(f64, usize)>) -> Result<Outcome, Error> {
         let name = match target {
             Some((_, k)) => format!("{}-slo{k:02}.json", self.id),
             None => format!("{}.json", self.id),
         };
-        let file = self.dir.join(&name);
+        let file = self.plan.spec.out_dir.join(&name);
         let _ = std::fs::remove_file(&file);
         let d = self.def;
         let mut args: Vec<String> = vec![
@@ -46,17 +43,24 @@ impl StepCtx<'_> {
             self.records_now.get()
         };
         let mut props: Vec<String> = vec![format!("recordcount={records}")];
-        props.extend(self.props.iter().cloned());
+        props.extend(self.plan.props.iter().cloned());
         props.extend(d.props.iter().map(|(k, v)| format!("{k}={v}")));
         for p in props {
             args.extend(["-p".into(), p]);
         }
-        args.extend(["--seed".into(), self.a.seed.to_string(), "-q".into()]);
-        args.extend(["--concurrency".into(), self.a.concurrency.to_string()]);
+        args.extend([
+            "--seed".into(),
+            self.plan.spec.seed.to_string(),
+            "-q".into(),
+        ]);
+        args.extend([
+            "--concurrency".into(),
+            self.plan.spec.concurrency.to_string(),
+        ]);
         if d.load {
             args.extend([
                 "--threads".into(),
-                self.load_threads.to_string(),
+                self.plan.load_threads.to_string(),
                 "--clear".into(),
             ]);
             if let Some(b) = d.batch {
@@ -65,26 +69,20 @@ impl StepCtx<'_> {
         } else {
             args.extend([
                 "--threads".into(),
-                self.a.threads.to_string(),
+                self.plan.spec.threads.to_string(),
                 "--duration".into(),
-                format!("{}ms", self.a.duration.as_millis()),
+                format!("{}ms", self.plan.spec.duration.as_millis()),
                 "--warmup".into(),
-                format!("{}ms", self.a.warmup.as_millis()),
+                format!("{}ms", self.plan.spec.warmup.as_millis()),
             ]);
             if let Some((rate, _)) = target {
                 args.extend(["--target".into(), format!("{rate:.3}")]);
             }
         }
         args.extend(["--out".into(), file.display().to_string()]);
-        // runs: yardstick, this executable
-        let status = Command::new(self.exe)
-            .args(&args)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .map_err(|e| CliError::failed(format!("cannot start yardstick: {e}")))?;
-        let code = status.code().unwrap_or(EXIT_FAILED);
+        let code = self.env.phase(&args)?;
         let result = if file.exists() {
-            read_result(&file).ok()
+            yardstick_core::result::read::read(&file).ok()
         } else {
             None
         };
@@ -100,32 +98,28 @@ impl StepCtx<'_> {
     }
 
     /// The SLO search of one run phase.
-    pub(super) fn slo_search(
-        &self,
-        slo: &Slo,
-        control: &yardstick_core::run::Control,
-    ) -> Result<Outcome, CliError> {
+    pub(super) fn slo_search(&self, slo: &Slo) -> Result<Outcome, Error> {
         let probe = self.once(None)?;
         let Some(max) = probe.result.as_ref().filter(|_| probe.code == 0) else {
             return Ok(probe);
         };
         let max_rate = max.totals.ops_per_sec;
         let max_value = slo.value_ns(max);
-        eprintln!(
-            "yardstick suite:   closed loop: {max_rate:.0} ops/s, p{} {}",
+        (self.env.say)(&format!(
+            "  closed loop: {max_rate:.0} ops/s, p{} {}",
             slo.percentile,
             max_value.map_or("-".into(), crate::slo::fmt_ns)
-        );
-        let mut search = Search::new(max_rate, self.a.slo_bisections);
+        ));
+        let mut search = Search::new(max_rate, self.plan.spec.slo_bisections);
         let mut code = 0;
         while let Some(rate) = search.next() {
-            if control.stop.load(Ordering::SeqCst) {
+            if self.env.control.stop.load(Ordering::SeqCst) {
                 code = EXIT_INTERRUPTED;
                 break;
             }
             let o = self.once(Some((rate, search.points.len() + 1)))?;
             let Some(r) = &o.result else {
-                code = if o.code == 0 { EXIT_FAILED } else { o.code };
+                code = if o.code == 0 { 1 } else { o.code };
                 break;
             };
             if o.code == EXIT_INTERRUPTED {
@@ -134,8 +128,8 @@ impl StepCtx<'_> {
             }
             let mut p = slo.judge(r, rate);
             p.result = o.file;
-            eprintln!(
-                "yardstick suite:   target {rate:.0} ops/s: achieved {:.0}, p{} {} · {}",
+            (self.env.say)(&format!(
+                "  target {rate:.0} ops/s: achieved {:.0}, p{} {} · {}",
                 p.achieved,
                 slo.percentile,
                 p.value_ns.map_or("-".into(), crate::slo::fmt_ns),
@@ -144,7 +138,7 @@ impl StepCtx<'_> {
                 } else {
                     p.why.clone()
                 }
-            );
+            ));
             search.points.push(p);
         }
         let knee = search.knee().cloned();
@@ -165,13 +159,13 @@ impl StepCtx<'_> {
             ),
             (None, None) => format!("the bound {} could not be measured", slo.text),
         };
-        eprintln!("yardstick suite:   {message}");
+        (self.env.say)(&format!("  {message}"));
         let mut curve = search.points.clone();
         curve.sort_by(|a, b| a.target.total_cmp(&b.target));
         let knee_result = knee
             .as_ref()
             .and_then(|k| k.result.as_ref())
-            .and_then(|f| read_result(&self.dir.join(f)).ok());
+            .and_then(|f| yardstick_core::result::read::read(&self.plan.spec.out_dir.join(f)).ok());
         Ok(Outcome {
             code,
             file: knee
@@ -184,7 +178,11 @@ impl StepCtx<'_> {
                 max_ops_per_sec: max_rate,
                 max_value_ns: max_value,
                 probe_result: probe.file,
-                status: if knee.is_some() { "met" } else { "unmet" }.into(),
+                status: if knee.is_some() {
+                    SloStatus::Met
+                } else {
+                    SloStatus::Unmet
+                },
                 knee_ops_per_sec: knee.as_ref().map(|k| k.achieved),
                 knee_value_ns: knee.as_ref().and_then(|k| k.value_ns),
                 message,

@@ -2,18 +2,6 @@
 use super::*;
 
 #[test]
-fn counts_parse_with_suffixes() {
-    assert_eq!(parse_count("1M"), Ok(1_000_000));
-    assert_eq!(parse_count("100k"), Ok(100_000));
-    assert_eq!(parse_count("2.5m"), Ok(2_500_000));
-    assert_eq!(parse_count("450000"), Ok(450_000));
-    assert_eq!(parse_count("2B"), Ok(2_000_000_000));
-    assert!(parse_count("0").is_err());
-    assert!(parse_count("lots").is_err());
-    assert!(parse_count("3x").is_err());
-}
-
-#[test]
 fn the_ycsb_sequence_is_the_recommended_order() {
     let names: Vec<&str> = YCSB.iter().map(|s| s.name).collect();
     assert_eq!(names, ["load", "a", "b", "c", "f", "d", "reload", "e"]);
@@ -23,7 +11,7 @@ fn the_ycsb_sequence_is_the_recommended_order() {
     assert_eq!(MIXES[1].batch, Some(3000));
 }
 
-fn rec(step: &str, status: &str) -> StepRecord {
+fn rec(step: &str, status: StepStatus) -> StepRecord {
     StepRecord {
         id: step.into(),
         target: 0,
@@ -31,9 +19,9 @@ fn rec(step: &str, status: &str) -> StepRecord {
         repetition: 1,
         step: step.into(),
         description: String::new(),
-        phase: String::new(),
+        phase: PhaseKind::Run,
         workload: String::new(),
-        status: status.into(),
+        status,
         exit_code: None,
         data_before: None,
         result: None,
@@ -55,27 +43,27 @@ fn the_data_state_follows_the_writes_since_the_last_load() {
             rec(
                 s,
                 if i < 4 {
-                    "ok"
+                    StepStatus::Ok
                 } else if i == 4 {
-                    "interrupted"
+                    StepStatus::Interrupted
                 } else {
-                    "pending"
+                    StepStatus::Pending
                 },
             )
         })
         .collect();
     let st = |i| data_before(&plan, YCSB, i);
-    assert_eq!(st(0).state, "clean");
-    assert_eq!(st(1).state, "clean");
+    assert_eq!(st(0).state, Cleanliness::Clean);
+    assert_eq!(st(1).state, Cleanliness::Clean);
     assert_eq!(st(2).written_since_load, ["a"]);
     // C runs on data A and B rewrote; C itself writes nothing
     assert_eq!(st(3).written_since_load, ["a", "b"]);
     assert_eq!(st(5).written_since_load, ["a", "b", "f (interrupted)"]);
     let mut done = plan.clone();
     for s in &mut done {
-        s.status = "ok".into();
+        s.status = StepStatus::Ok;
     }
-    assert_eq!(data_before(&done, YCSB, 7).state, "clean");
+    assert_eq!(data_before(&done, YCSB, 7).state, Cleanliness::Clean);
 }
 
 #[test]
@@ -87,7 +75,7 @@ fn summaries_average_repetitions_and_scaling_compares_sizes() {
         (1000, 1, 55.0, 30.0),
         (1000, 2, 55.0, 30.0),
     ] {
-        let mut s = rec("a", "ok");
+        let mut s = rec("a", StepStatus::Ok);
         s.records = records;
         s.repetition = rep;
         s.ops_per_sec = Some(ops);
@@ -97,8 +85,9 @@ fn summaries_average_repetitions_and_scaling_compares_sizes() {
         );
         steps.push(s);
     }
-    let mut index = Index {
+    let mut index = SuiteIndex {
         kind: String::new(),
+        schema_version: SUITE_SCHEMA_VERSION,
         suite: SuiteName::Scaling,
         tool_version: String::new(),
         fingerprint: String::new(),
