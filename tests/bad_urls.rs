@@ -177,20 +177,8 @@ fn every_bad_url_stops_before_any_work_in_one_line_without_secrets() {
                 "operationcount=10",
             ],
         );
-        assert_eq!(r.code, 2, "{url}: exit {}: {}", r.code, r.stderr);
-        let errors: Vec<&str> = r
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("yardstick: error:"))
-            .collect();
-        assert_eq!(errors.len(), 1, "{url}: {}", r.stderr);
-        assert!(
-            errors[0].contains(expect),
-            "{url}: expected {expect:?} in {}",
-            errors[0]
-        );
+        assert_one_error(&r, &url, expect);
         let all = format!("{}{}", r.stdout, r.stderr);
-        assert!(!all.contains("panicked"), "{url}: {all}");
         for s in SECRETS {
             assert!(!all.contains(s), "{url}: the password {s} leaked: {all}");
         }

@@ -3,20 +3,7 @@
 use crate::common::*;
 
 fn assert_bad_input(dir: &std::path::Path, args: &[&str], expect: &str) {
-    let r = yardstick(dir, args);
-    assert_eq!(r.code, 2, "{args:?}: exit {} stderr {}", r.code, r.stderr);
-    let errors: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("yardstick: error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{args:?}: {}", r.stderr);
-    assert!(
-        errors[0].contains(expect),
-        "{args:?}: expected {expect:?} in {:?}",
-        errors[0]
-    );
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_one_error(&yardstick(dir, args), &format!("{args:?}"), expect);
 }
 
 #[test]

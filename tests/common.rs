@@ -129,6 +129,24 @@ pub fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
+/// The one `yardstick: error:` line of a refused command, which must name
+/// `expect`; no panic.
+pub fn assert_one_error(r: &Run, what: &str, expect: &str) {
+    assert_eq!(r.code, 2, "{what}: exit {} stderr {}", r.code, r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("yardstick: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{what}: {}", r.stderr);
+    assert!(
+        errors[0].contains(expect),
+        "{what}: expected {expect:?} in {:?}",
+        errors[0]
+    );
+    assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+}
+
 /// A test server `scripts/services` starts on loopback: its URL (the
 /// environment variable `env` overrides it) and how to start it.
 pub struct TestServer {

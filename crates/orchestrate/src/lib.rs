@@ -109,6 +109,27 @@ fn now() -> String {
     yardstick_core::result::time::rfc3339(std::time::SystemTime::now())
 }
 
+/// The response-time histograms of `r`'s operations that `keep` names,
+/// added exactly; `None` when none has a value.
+fn merged_response(
+    r: &RunResult,
+    keep: impl Fn(&str) -> bool,
+) -> Option<hdrhistogram::Histogram<u64>> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for (_, op) in r.operations.iter().filter(|(n, _)| keep(n)) {
+        let Ok(h) = yardstick_core::stats::decode_histogram(&op.histograms.response) else {
+            continue;
+        };
+        match &mut merged {
+            Some(m) => {
+                let _ = m.add(&h);
+            }
+            None => merged = Some(h),
+        }
+    }
+    merged.filter(|h| !h.is_empty())
+}
+
 /// p50, p99 and mean per operation in microseconds.
 fn latency_us(r: &RunResult) -> BTreeMap<String, BTreeMap<String, f64>> {
     r.operations

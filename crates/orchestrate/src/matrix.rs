@@ -308,19 +308,7 @@ pub fn execute(spec: &MatrixSpec, env: &Env) -> Result<MatrixRun, Error> {
 /// histograms are merged exactly).
 fn latency(r: &RunResult) -> Option<CellLatency> {
     use yardstick_core::stats::Summary;
-    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-    for op in r.operations.values() {
-        let Ok(h) = yardstick_core::stats::decode_histogram(&op.histograms.response) else {
-            continue;
-        };
-        match &mut merged {
-            Some(m) => {
-                let _ = m.add(&h);
-            }
-            None => merged = Some(h),
-        }
-    }
-    merged.filter(|h| !h.is_empty()).map(|h| {
+    crate::merged_response(r, |_| true).map(|h| {
         let s = Summary::of(&h);
         CellLatency {
             mean: s.mean / 1e3,

@@ -100,23 +100,7 @@ impl Slo {
     /// The bound's percentile of `r`'s successful operations (exact, from the
     /// stored histograms), or `None` when it did none of that operation.
     pub fn value_ns(&self, r: &RunResult) -> Option<u64> {
-        let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-        for (name, op) in &r.operations {
-            if self.op.as_deref().is_some_and(|o| o != name) {
-                continue;
-            }
-            let Ok(h) = yardstick_core::stats::decode_histogram(&op.histograms.response) else {
-                continue;
-            };
-            match &mut merged {
-                Some(m) => {
-                    let _ = m.add(&h);
-                }
-                None => merged = Some(h),
-            }
-        }
-        merged
-            .filter(|h| !h.is_empty())
+        crate::merged_response(r, |name| self.op.as_deref().is_none_or(|o| o == name))
             .map(|h| h.value_at_quantile(self.percentile / 100.0))
     }
 
