@@ -266,8 +266,12 @@ pub fn parse_instance_arg(s: &str) -> Result<(u64, u64), String> {
 /// RFC 3339 UTC (`2026-11-22T10:00:00Z`) or Unix seconds.
 pub fn parse_time_arg(s: &str) -> Result<std::time::SystemTime, String> {
     if let Ok(secs) = s.trim().parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(std::time::UNIX_EPOCH + Duration::from_secs_f64(secs));
+        // a number too large for a Duration or a SystemTime is refused below, not a panic
+        if let Some(t) = Duration::try_from_secs_f64(secs)
+            .ok()
+            .and_then(|d| std::time::UNIX_EPOCH.checked_add(d))
+        {
+            return Ok(t);
         }
     }
     yardstick_core::result::time::parse_rfc3339(s.trim()).ok_or_else(|| {
@@ -423,6 +427,8 @@ mod tests {
             parse_time_arg("1795305600")
         );
         assert!(parse_time_arg("tomorrow").is_err());
+        assert!(parse_time_arg("1e300").is_err());
+        assert!(parse_time_arg("-5").is_err());
     }
 
     #[test]
