@@ -138,8 +138,9 @@ enum Reply {
 enum ConnError {
     Io(std::io::Error),
     Timeout,
-    /// The server answered with an error line (`SERVER_ERROR ...`, `CLIENT_ERROR ...`).
-    Server(String),
+    /// The server answered with an error line (`SERVER_ERROR ...`,
+    /// `CLIENT_ERROR ...`, `ERROR`): its kind is the code.
+    Server(yardstick_core::error::ServerError),
     Protocol(String),
 }
 
@@ -148,10 +149,23 @@ impl std::fmt::Display for ConnError {
         match self {
             ConnError::Io(e) => write!(f, "{e}"),
             ConnError::Timeout => f.write_str("no reply within the timeout"),
-            ConnError::Server(m) => f.write_str(m),
+            ConnError::Server(e) => write!(f, "{e}"),
             ConnError::Protocol(m) => write!(f, "unexpected reply: {m}"),
         }
     }
+}
+
+/// A memcached error line as the server's error: `SERVER_ERROR out of
+/// memory` is code SERVER_ERROR, message "out of memory".
+fn server_error(line: &[u8]) -> yardstick_core::error::ServerError {
+    let text = String::from_utf8_lossy(line);
+    let (code, message) = text.split_once(' ').unwrap_or((&text, ""));
+    let message = if message.is_empty() {
+        "the server did not understand the command"
+    } else {
+        message
+    };
+    yardstick_core::error::ServerError::new("memcached", code, message)
 }
 
 impl From<std::io::Error> for ConnError {
@@ -223,9 +237,7 @@ impl Conn {
             || self.line.starts_with(b"CLIENT_ERROR")
             || self.line == b"ERROR"
         {
-            return Err(ConnError::Server(
-                String::from_utf8_lossy(&self.line).into_owned(),
-            ));
+            return Err(ConnError::Server(server_error(&self.line)));
         }
         Ok(())
     }

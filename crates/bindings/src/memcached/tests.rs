@@ -70,6 +70,17 @@ fn unreachable_server_and_unsupported_urls_are_one_clear_line() {
 }
 
 #[test]
+fn error_lines_are_the_servers_errors_with_their_kind() {
+    let e = server_error(b"SERVER_ERROR out of memory storing object");
+    assert_eq!((e.code.as_str(), e.message.as_str()), ("SERVER_ERROR", "out of memory storing object"));
+    assert_eq!(
+        e.to_string(),
+        "out of memory storing object (memcached SERVER_ERROR)"
+    );
+    assert_eq!(server_error(b"ERROR").code, "ERROR");
+}
+
+#[test]
 fn version_and_settings_are_recorded_and_oversized_values_are_errors() {
     if !available() {
         return;
@@ -89,8 +100,10 @@ fn version_and_settings_are_recorded_and_oversized_values_are_errors() {
         ws.push(1).extend_from_slice(b"y");
         let out = s.insert(b"too-big", &ws).await;
         assert_eq!(out.status, Status::Error);
+        let detail = out.detail.as_deref().unwrap_or("");
+        // the server's own error line, with its kind as the code
         assert!(
-            out.detail.as_deref().unwrap_or("").contains("too large"),
+            detail.contains("too large") && detail.contains("(memcached SERVER_ERROR)"),
             "{out:?}"
         );
         // the connection is still usable afterwards
