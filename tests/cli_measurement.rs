@@ -168,9 +168,9 @@ fn status_line_prints_one_line_per_interval_when_not_a_terminal() {
 #[test]
 fn ctrl_c_stops_the_run_and_writes_the_partial_result() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("partial.json");
-    let mut child = std::process::Command::new(bin())
-        .args([
+    let code = interrupted(
+        dir.path(),
+        &[
             "run",
             "--db",
             "null://?latency=100us",
@@ -180,18 +180,12 @@ fn ctrl_c_stops_the_run_and_writes_the_partial_result() {
             "60s",
             "-q",
             "--out",
-        ])
-        .arg(&out)
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+            "partial.json",
+        ],
+        Duration::from_millis(1500),
+    );
+    assert_eq!(code, Some(130));
+    let out = dir.path().join("partial.json");
     let v = read_json(&out);
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["complete"], false);

@@ -125,6 +125,22 @@ pub fn load_and_run(
     (r, v)
 }
 
+/// Runs yardstick with `args` in `dir`, sends it SIGINT after `after` and
+/// returns its exit code.
+pub fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Option<i32> {
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait().unwrap().code()
+}
+
 pub fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }

@@ -18,9 +18,12 @@ struct Fresh {
 impl Fresh {
     fn new() -> Fresh {
         let name = yardstick_bindings::testing::unique_name("tpcc");
-        let mut admin =
-            MysqlConn::open(&Target::parse(&url()).unwrap(), Isolation::RepeatableRead).unwrap();
-        admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
+        let mut admin = wait(MysqlConn::open(
+            &Target::parse(&url()).unwrap(),
+            Isolation::RepeatableRead,
+        ))
+        .unwrap();
+        wait(admin.batch(&format!("CREATE DATABASE {name}"))).unwrap();
         Fresh {
             url: format!("{}/{name}", url().rsplit_once('/').unwrap().0),
             name,
@@ -30,10 +33,11 @@ impl Fresh {
 
 impl Drop for Fresh {
     fn drop(&mut self) {
-        if let Ok(mut admin) =
-            MysqlConn::open(&Target::parse(&url()).unwrap(), Isolation::RepeatableRead)
-        {
-            let _ = admin.batch(&format!("DROP DATABASE {}", self.name));
+        if let Ok(mut admin) = wait(MysqlConn::open(
+            &Target::parse(&url()).unwrap(),
+            Isolation::RepeatableRead,
+        )) {
+            let _ = wait(admin.batch(&format!("DROP DATABASE {}", self.name)));
         }
     }
 }
@@ -51,12 +55,15 @@ fn load_data_and_multi_row_inserts_store_the_same_rows() {
     let mut prints = Vec::new();
     for local_infile in [true, false] {
         let db = Fresh::new();
-        let mut c =
-            MysqlConn::open(&Target::parse(&db.url).unwrap(), Isolation::RepeatableRead).unwrap();
+        let mut c = wait(MysqlConn::open(
+            &Target::parse(&db.url).unwrap(),
+            Isolation::RepeatableRead,
+        ))
+        .unwrap();
         c.use_local_infile(local_infile);
-        let k = load::prepare(&mut c, 1, LoadMethod::Fast).unwrap();
-        load::items(&mut c, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
-        load::warehouse(&mut c, 1, 1, k, LoadMethod::Fast, &|_| {}).unwrap();
+        let k = wait(load::prepare(&mut c, 1, LoadMethod::Fast)).unwrap();
+        wait(load::items(&mut c, 1, k, LoadMethod::Fast, &|_| {})).unwrap();
+        wait(load::warehouse(&mut c, 1, 1, k, LoadMethod::Fast, &|_| {})).unwrap();
         prints.push(fingerprint(&mut c));
     }
     assert_eq!(prints[0][0], 1.0, "one warehouse: {:?}", prints[0]);
@@ -73,8 +80,11 @@ fn mariadb_pipelines_keep_order_and_errors() {
         return;
     }
     let db = Fresh::new();
-    let mut c =
-        MysqlConn::open(&Target::parse(&db.url).unwrap(), Isolation::RepeatableRead).unwrap();
+    let mut c = wait(MysqlConn::open(
+        &Target::parse(&db.url).unwrap(),
+        Isolation::RepeatableRead,
+    ))
+    .unwrap();
     pipelines_keep_order_and_errors(&mut c, "pipe");
 }
 
@@ -108,27 +118,30 @@ fn load_with_load_data_run_and_check_on_mariadb() {
     assert!(l.stdout.contains("fast path"), "{}", l.stdout);
     // the same seed gives the same data as on SQLite
     assert_eq!(load(dir.path(), "1").code, 0);
-    let mut m = MysqlConn::open(&Target::parse(&u).unwrap(), Isolation::RepeatableRead).unwrap();
+    let mut m = wait(MysqlConn::open(
+        &Target::parse(&u).unwrap(),
+        Isolation::RepeatableRead,
+    ))
+    .unwrap();
     // the secondary indexes were built after the rows, and the note is gone
     assert_secondary_indexes(
         &mut m,
         "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME <> 'PRIMARY' ORDER BY 1",
     );
     assert!(
-        !yardstick_bindings::tpcc::load::state(&mut m)
+        !wait(yardstick_bindings::tpcc::load::state(&mut m))
             .unwrap()
             .indexes_deferred
     );
     // CREATE INDEX of one that exists is no error (MySQL has no IF NOT EXISTS)
-    m.create_index(yardstick_bindings::tpcc::INDEXES[0])
-        .unwrap();
-    let counts = yardstick_bindings::tpcc::load::counts(&mut m).unwrap();
+    wait(m.create_index(yardstick_bindings::tpcc::INDEXES[0])).unwrap();
+    let counts = wait(yardstick_bindings::tpcc::load::counts(&mut m)).unwrap();
     assert!(
         counts.contains(&("stock".to_string(), 200_000))
             && counts.contains(&("customer".to_string(), 60_000)),
         "{counts:?}"
     );
-    m.batch("DELETE FROM warehouse WHERE w_id = 2").unwrap();
+    wait(m.batch("DELETE FROM warehouse WHERE w_id = 2")).unwrap();
     for (t, c) in [
         ("district", "d_w_id"),
         ("customer", "c_w_id"),
@@ -138,7 +151,7 @@ fn load_with_load_data_run_and_check_on_mariadb() {
         ("order_line", "ol_w_id"),
         ("stock", "s_w_id"),
     ] {
-        m.batch(&format!("DELETE FROM {t} WHERE {c} = 2")).unwrap();
+        wait(m.batch(&format!("DELETE FROM {t} WHERE {c} = 2"))).unwrap();
     }
     assert_same_data(
         &fingerprint(&mut sqlite_conn(&dir.path().join("t.db"))),
@@ -146,9 +159,12 @@ fn load_with_load_data_run_and_check_on_mariadb() {
     );
     drop(m);
     // warehouse 2 is gone but still marked loaded: reload it for the run
-    let mut m = MysqlConn::open(&Target::parse(&u).unwrap(), Isolation::RepeatableRead).unwrap();
-    m.batch("DELETE FROM tpcc_meta WHERE name = 'warehouse:2'")
-        .unwrap();
+    let mut m = wait(MysqlConn::open(
+        &Target::parse(&u).unwrap(),
+        Isolation::RepeatableRead,
+    ))
+    .unwrap();
+    wait(m.batch("DELETE FROM tpcc_meta WHERE name = 'warehouse:2'")).unwrap();
     drop(m);
     let l = yardstick(
         dir.path(),
@@ -218,18 +234,18 @@ fn a_server_that_refuses_load_data_local_is_loaded_with_multi_row_inserts() {
         return;
     };
     let admin_url = format!("mysql://root@127.0.0.1:{port}/mysql");
-    let mut admin = MysqlConn::open(
+    let mut admin = wait(MysqlConn::open(
         &Target::parse(&admin_url).unwrap(),
         Isolation::RepeatableRead,
-    )
+    ))
     .unwrap();
-    let setting = admin.query("SELECT @@GLOBAL.local_infile", &[]).unwrap();
+    let setting = wait(admin.query("SELECT @@GLOBAL.local_infile", &[])).unwrap();
     assert_eq!(
         yardstick_bindings::tpcc::int(&setting[0], 0),
         0,
         "local_infile is on"
     );
-    admin.batch("CREATE DATABASE tpcc").unwrap();
+    wait(admin.batch("CREATE DATABASE tpcc")).unwrap();
     let u = format!("mysql://root@127.0.0.1:{port}/tpcc");
     let work = tempfile::tempdir().unwrap();
     let l = yardstick(
@@ -238,8 +254,12 @@ fn a_server_that_refuses_load_data_local_is_loaded_with_multi_row_inserts() {
     );
     assert_eq!(l.code, 0, "{}", l.stderr);
 
-    let mut m = MysqlConn::open(&Target::parse(&u).unwrap(), Isolation::RepeatableRead).unwrap();
-    let counts = yardstick_bindings::tpcc::load::counts(&mut m).unwrap();
+    let mut m = wait(MysqlConn::open(
+        &Target::parse(&u).unwrap(),
+        Isolation::RepeatableRead,
+    ))
+    .unwrap();
+    let counts = wait(yardstick_bindings::tpcc::load::counts(&mut m)).unwrap();
     for (table, rows) in [
         ("item", 100_000),
         ("stock", 100_000),

@@ -35,10 +35,10 @@ fn load_with_copy_run_and_check_on_postgresql() {
     );
     assert_eq!(l.code, 0, "{}", l.stderr);
     assert!(l.stdout.contains("rows/s"), "{}", l.stdout);
-    let mut pg = yardstick_bindings::postgres::tpcc::PgConn::open(
+    let mut pg = wait(yardstick_bindings::postgres::tpcc::PgConn::open(
         &Target::parse(&u).unwrap(),
         Isolation::ReadCommitted,
-    )
+    ))
     .unwrap();
     assert_secondary_indexes(
         &mut pg,
@@ -99,10 +99,10 @@ fn postgresql_pipelines_keep_order_and_errors() {
     ) {
         return;
     }
-    let mut c = yardstick_bindings::postgres::tpcc::PgConn::open(
+    let mut c = wait(yardstick_bindings::postgres::tpcc::PgConn::open(
         &Target::parse(&url()).unwrap(),
         Isolation::ReadCommitted,
-    )
+    ))
     .unwrap();
     let table = yardstick_bindings::testing::unique_name("pipe");
     pipelines_keep_order_and_errors(&mut c, &table);
@@ -118,13 +118,13 @@ fn the_same_seed_loads_the_same_data_on_postgresql_and_sqlite() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut admin = yardstick_bindings::postgres::tpcc::PgConn::open(
+    let mut admin = wait(yardstick_bindings::postgres::tpcc::PgConn::open(
         &Target::parse(&url()).unwrap(),
         Isolation::ReadCommitted,
-    )
+    ))
     .unwrap();
     let name = yardstick_bindings::testing::unique_name("tpcc");
-    admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
+    wait(admin.batch(&format!("CREATE DATABASE {name}"))).unwrap();
     let u = format!("{}/{name}", url().rsplit_once('/').unwrap().0);
     let l = yardstick(
         dir.path(),
@@ -132,15 +132,15 @@ fn the_same_seed_loads_the_same_data_on_postgresql_and_sqlite() {
     );
     assert_eq!(l.code, 0, "{}", l.stderr);
     assert_eq!(load(dir.path(), "1").code, 0);
-    let mut pg = yardstick_bindings::postgres::tpcc::PgConn::open(
+    let mut pg = wait(yardstick_bindings::postgres::tpcc::PgConn::open(
         &Target::parse(&u).unwrap(),
         Isolation::ReadCommitted,
-    )
+    ))
     .unwrap();
     assert_same_data(
         &fingerprint(&mut sqlite_conn(&dir.path().join("t.db"))),
         &fingerprint(&mut pg),
     );
     drop(pg);
-    admin.batch(&format!("DROP DATABASE {name}")).unwrap();
+    wait(admin.batch(&format!("DROP DATABASE {name}"))).unwrap();
 }

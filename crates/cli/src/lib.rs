@@ -349,6 +349,21 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
 }
 
 /// Reads a result file, or says in one line why it is not one.
+/// Writes a result file atomically (a reader never sees half of it).
+pub(crate) fn write_json(
+    path: &std::path::Path,
+    value: &impl serde::Serialize,
+) -> Result<(), CliError> {
+    let text = serde_json::to_vec_pretty(value)
+        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
+    yardstick_core::result::write_atomic(path, &text).map_err(|e| {
+        CliError::failed(format!(
+            "cannot write the result file {}: {e}",
+            path.display()
+        ))
+    })
+}
+
 pub fn read_result(path: &std::path::Path) -> Result<yardstick_core::result::RunResult, CliError> {
     yardstick_core::result::read::read(path).map_err(CliError::bad_input)
 }
@@ -367,10 +382,7 @@ fn merge_files(files: &[PathBuf], out: &std::path::Path) -> Result<i32, CliError
     let mut merged = yardstick_core::result::merge::merge(results)
         .map_err(|e| CliError::bad_input(e.to_string()))?;
     merged.command_line = std::env::args().collect();
-    let text = serde_json::to_vec_pretty(&merged)
-        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
-    yardstick_core::result::write_atomic(out, &text)
-        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
+    write_json(out, &merged)?;
     print!("{}", yardstick_report::summary_table(&merged));
     println!(
         "

@@ -314,6 +314,75 @@ pub fn describe(status: &std::process::ExitStatus) -> Option<i32> {
     status.signal()
 }
 
+/// How a capped child ended.
+#[derive(Debug)]
+pub enum Capped {
+    /// It exited with this code, having written its own result.
+    Exited(i32),
+    /// A signal ended it (the OOM killer, usually): the parent writes the result.
+    Killed(Killed),
+}
+
+/// What the parent's result of a killed child says.
+#[derive(Debug)]
+pub struct Killed {
+    /// The result's first warning.
+    pub why: String,
+    pub record: MemoryLimit,
+    pub started: std::time::SystemTime,
+    pub elapsed: std::time::Duration,
+}
+
+/// `--memory-limit`: runs this same command again (`command_line` without
+/// the program, plus `extra` arguments) as a child in a memory cgroup of
+/// `limit` bytes, the page cache dropped first, and waits for it.
+pub fn run_capped(
+    limit: u64,
+    command_line: &[String],
+    extra: &[String],
+) -> Result<Capped, crate::CliError> {
+    use crate::CliError;
+    let cg = Cgroup::create(limit).map_err(CliError::bad_input)?;
+    let (page_cache, warning) = drop_page_cache();
+    if let Some(w) = &warning {
+        eprintln!("yardstick: warning: {w}");
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failed(format!("cannot find the yardstick executable: {e}")))?;
+    // runs: yardstick, this executable
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(command_line.iter().skip(1)).args(extra);
+    let started = std::time::SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let status = cg
+        .spawn(&mut cmd, &page_cache)
+        .and_then(|mut child| child.wait())
+        .map_err(|e| {
+            CliError::bad_input(format!(
+                "cannot run the benchmark process in cgroup {}: {e}",
+                cg.dir().display()
+            ))
+        })?;
+    if let Some(code) = status.code() {
+        return Ok(Capped::Exited(code));
+    }
+    let oom = cg.oom_killed();
+    let signal = describe(&status).unwrap_or(0);
+    let why = if oom {
+        format!(
+            "killed by the memory limit: the cgroup's OOM killer ended the benchmark process (signal {signal}) at --memory-limit {limit} bytes; no figures were kept"
+        )
+    } else {
+        format!("the benchmark process was killed by signal {signal}; no figures were kept")
+    };
+    Ok(Capped::Killed(Killed {
+        why,
+        record: cg.record(&page_cache, oom),
+        started,
+        elapsed: t0.elapsed(),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

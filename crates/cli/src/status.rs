@@ -1,6 +1,7 @@
 //! The live status line: rewritten in place on a terminal, one plain line per
 //! interval otherwise (logs, CI), nothing with --quiet.
 use std::io::Write;
+use yardstick_core::op::OpKind;
 use yardstick_core::run::IntervalView;
 use yardstick_report::fmt::{latency, rate, thousands};
 
@@ -37,6 +38,11 @@ impl StatusLine {
             rate(p.ops_per_sec),
             rate(v.avg_ops_per_sec)
         );
+        // TPC-C: completed New-Orders per minute, the headline figure
+        if let Some(no) = p.per_op.iter().find(|o| o.op == OpKind::NewOrder) {
+            let per_min = (no.count - no.errors) as f64 * 60.0 / p.length_s.max(1e-9);
+            s.push_str(&format!("  tpmC {}", rate(per_min)));
+        }
         for op in &p.per_op {
             // an empty histogram (every operation of the interval failed) reads 0
             let lat = |ns: u64| {

@@ -19,10 +19,22 @@ pub enum OpKind {
     /// latency is the batch's, its `rows` the records it inserted.
     #[serde(rename = "BATCH-INSERT")]
     BatchInsert,
+    /// TPC-C's five transactions (`yardstick tpcc run`), each one database
+    /// transaction timed from its first attempt to its end.
+    #[serde(rename = "NEW-ORDER")]
+    NewOrder,
+    #[serde(rename = "PAYMENT")]
+    Payment,
+    #[serde(rename = "ORDER-STATUS")]
+    OrderStatus,
+    #[serde(rename = "DELIVERY")]
+    Delivery,
+    #[serde(rename = "STOCK-LEVEL")]
+    StockLevel,
 }
 
 impl OpKind {
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 12;
     pub const ALL: [OpKind; OpKind::COUNT] = [
         OpKind::Read,
         OpKind::Update,
@@ -31,6 +43,11 @@ impl OpKind {
         OpKind::ReadModifyWrite,
         OpKind::Delete,
         OpKind::BatchInsert,
+        OpKind::NewOrder,
+        OpKind::Payment,
+        OpKind::OrderStatus,
+        OpKind::Delivery,
+        OpKind::StockLevel,
     ];
 
     #[inline]
@@ -48,6 +65,11 @@ impl OpKind {
             OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
             OpKind::Delete => "DELETE",
             OpKind::BatchInsert => "BATCH-INSERT",
+            OpKind::NewOrder => "NEW-ORDER",
+            OpKind::Payment => "PAYMENT",
+            OpKind::OrderStatus => "ORDER-STATUS",
+            OpKind::Delivery => "DELIVERY",
+            OpKind::StockLevel => "STOCK-LEVEL",
         }
     }
 

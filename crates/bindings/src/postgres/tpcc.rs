@@ -16,7 +16,6 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Statement};
 
 pub struct PgConn {
-    rt: tokio::runtime::Runtime,
     client: Client,
     statements: HashMap<usize, Statement>,
     /// `BEGIN ISOLATION LEVEL ...`
@@ -107,8 +106,8 @@ fn value(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
 
 /// PostgreSQL's entry in the registry's TPC-C dispatch.
 pub const SUPPORT: Support = Support {
-    open: |target, _create, isolation| {
-        let c = PgConn::open(target, isolation)?;
+    open: |target, _create, isolation| Box::pin(async move {
+        let c = PgConn::open(target, isolation).await?;
         let engine = yardstick_core::binding::EngineInfo {
             name: "postgresql".into(),
             version: c.version.clone(),
@@ -120,7 +119,7 @@ pub const SUPPORT: Support = Support {
             isolation: crate::tpcc::locking(isolation),
             statements: PgConn::STATEMENTS,
         })
-    },
+    }),
     default_isolation: Isolation::ReadCommitted,
 };
 
@@ -129,21 +128,21 @@ impl PgConn {
     pub const STATEMENTS: &'static str = "prepared statements (extended protocol), pipelined: a transaction's independent statements go out together, BEGIN with the first and COMMIT with the last";
 
     /// Connects and checks that the server takes transactions at `isolation`.
-    pub fn open(target: &Target, isolation: Isolation) -> Result<PgConn, DbError> {
+    /// The connection's IO runs as a task of the calling runtime.
+    pub async fn open(target: &Target, isolation: Isolation) -> Result<PgConn, DbError> {
         let ep = crate::postgres::endpoint(target).map_err(DbError::other)?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+        let client = crate::postgres::connect(&ep)
+            .await
             .map_err(DbError::other)?;
-        let client = rt
-            .block_on(crate::postgres::connect(&ep))
-            .map_err(DbError::other)?;
-        let version: String = rt
-            .block_on(client.query_one("SHOW server_version", &[]))
+        let version: String = client
+            .query_one("SHOW server_version", &[])
+            .await
             .map(|r| r.get(0))
             .map_err(err)?;
         let begin = format!("BEGIN ISOLATION LEVEL {}", isolation.sql());
-        rt.block_on(client.batch_execute(&format!("{begin}; ROLLBACK")))
+        client
+            .batch_execute(&format!("{begin}; ROLLBACK"))
+            .await
             .map_err(|e| {
                 DbError::other(format!(
                     "the server refuses isolation level {} ({}); choose another with --isolation",
@@ -151,9 +150,8 @@ impl PgConn {
                     err(e)
                 ))
             })?;
-        let settings = rt.block_on(crate::postgres::server_settings(&client));
+        let settings = crate::postgres::server_settings(&client).await;
         Ok(PgConn {
-            rt,
             client,
             statements: HashMap::new(),
             begin,
@@ -163,21 +161,21 @@ impl PgConn {
         })
     }
 
-    fn statement(&mut self, sql: &'static str) -> Result<Statement, DbError> {
+    async fn statement(&mut self, sql: &'static str) -> Result<Statement, DbError> {
         if let Some(s) = self.statements.get(&(sql.as_ptr() as usize)) {
             return Ok(s.clone());
         }
         // placeholders and row locks are the same in every flavour
         let text = super::dialect(super::Flavor::Postgres).statement(sql);
-        let st = self.rt.block_on(self.client.prepare(&text)).map_err(err)?;
+        let st = self.client.prepare(&text).await.map_err(err)?;
         self.statements.insert(sql.as_ptr() as usize, st.clone());
         Ok(st)
     }
 
     /// Sends a pending BEGIN and the deferred statements.
-    fn flush(&mut self) -> Result<(), DbError> {
+    async fn flush(&mut self) -> Result<(), DbError> {
         if self.pending.any() {
-            self.send(Vec::new(), None)?;
+            self.send(Vec::new(), None).await?;
         }
         Ok(())
     }
@@ -187,7 +185,11 @@ impl PgConn {
     /// tokio-postgres sends a request when its future is first polled and
     /// answers them in order: polling every future once puts them all on
     /// the wire before the first answer is read.
-    fn send(&mut self, stmts: Vec<Stmt>, end: Option<&'static str>) -> Result<Vec<Done>, DbError> {
+    async fn send(
+        &mut self,
+        stmts: Vec<Stmt>,
+        end: Option<&'static str>,
+    ) -> Result<Vec<Done>, DbError> {
         let (begin, all, deferred) = self.pending.take(stmts);
         let skip = deferred + usize::from(begin);
         let mut bound = Vec::with_capacity(all.len());
@@ -195,7 +197,7 @@ impl PgConn {
             let (sql, params) = match s {
                 Stmt::Query(sql, p) | Stmt::Exec(sql, p) => (*sql, p),
             };
-            let st = self.statement(sql)?;
+            let st = self.statement(sql).await?;
             let b = Self::bind(&st, params)?;
             bound.push((st, b));
         }
@@ -224,7 +226,7 @@ impl PgConn {
         if let Some(end) = end {
             answers.push(simple(client, end));
         }
-        let mut out = self.rt.block_on(async move {
+        let mut out = async move {
             let mut done: Vec<Option<Result<Done, DbError>>> = vec![None; answers.len()];
             // the first poll of each sends its request, in order
             std::future::poll_fn(|cx| {
@@ -245,7 +247,8 @@ impl PgConn {
             done.into_iter()
                 .map(|d| d.unwrap_or(Ok(Done::Count(0))))
                 .collect::<Result<Vec<Done>, DbError>>()
-        })?;
+        }
+        .await?;
         if end.is_some() {
             out.pop();
         }
@@ -281,57 +284,54 @@ fn simple<'a>(client: &'a Client, sql: &'a str) -> Answer<'a> {
     })
 }
 
+#[async_trait::async_trait(?Send)]
 impl Conn for PgConn {
-    fn begin(&mut self) -> Result<(), DbError> {
+    async fn begin(&mut self) -> Result<(), DbError> {
         self.pending.begin();
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), DbError> {
+    async fn commit(&mut self) -> Result<(), DbError> {
         if self.pending.commit_is_empty() {
             return Ok(());
         }
-        self.send(Vec::new(), Some("COMMIT")).map(|_| ())
+        self.send(Vec::new(), Some("COMMIT")).await.map(|_| ())
     }
 
-    fn rollback(&mut self) -> Result<(), DbError> {
+    async fn rollback(&mut self) -> Result<(), DbError> {
         if self.pending.rollback() {
             return Ok(());
         }
-        self.rt
-            .block_on(self.client.batch_execute("ROLLBACK"))
-            .map_err(err)
+        self.client.batch_execute("ROLLBACK").await.map_err(err)
     }
 
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
-        let mut out = self.pipeline(vec![Stmt::Query(sql, params.to_vec())])?;
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        let mut out = self.pipeline(vec![Stmt::Query(sql, params.to_vec())]).await?;
         Ok(out.pop().map(Done::rows).unwrap_or_default())
     }
 
-    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
-        let out = self.pipeline(vec![Stmt::Exec(sql, params.to_vec())])?;
+    async fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
+        let out = self.pipeline(vec![Stmt::Exec(sql, params.to_vec())]).await?;
         Ok(out.last().map_or(0, Done::count))
     }
 
-    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
-        self.send(stmts, None)
+    async fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        self.send(stmts, None).await
     }
 
-    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+    async fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
         self.pending.defer(stmts);
         Ok(())
     }
 
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.flush()?;
-        self.rt
-            .block_on(self.client.batch_execute(sql))
-            .map_err(err)
+    async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.flush().await?;
+        self.client.batch_execute(sql).await.map_err(err)
     }
 
-    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+    async fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
         let now = load_time();
-        self.load_text(table, TextRows::from_rows(rows, &now))
+        self.load_text(table, TextRows::from_rows(rows, &now)).await
     }
 
     fn text_load_time(&self) -> Option<String> {
@@ -339,13 +339,13 @@ impl Conn for PgConn {
     }
 
     /// One `COPY ... FROM STDIN`.
-    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
-        self.flush()?;
+    async fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
+        self.flush().await?;
         let cols = yardstick_core::tpcc::columns(table);
         let statement = format!("COPY {table} ({}) FROM STDIN", cols.join(", "));
         let pieces = text.into_pieces();
         let client = &self.client;
-        self.rt.block_on(async move {
+        async move {
             let sink = client
                 .copy_in::<_, bytes::Bytes>(statement.as_str())
                 .await
@@ -356,7 +356,8 @@ impl Conn for PgConn {
             }
             sink.finish().await.map_err(err)?;
             Ok(())
-        })
+        }
+        .await
     }
 }
 

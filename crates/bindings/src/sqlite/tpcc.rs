@@ -53,7 +53,7 @@ fn err(e: rusqlite::Error) -> DbError {
 
 /// SQLite's entry in the registry's TPC-C dispatch.
 pub const SUPPORT: Support = Support {
-    open: |target, create, isolation| {
+    open: |target, create, isolation| Box::pin(async move {
         let c = SqliteConn::open(target, create, isolation)?;
         let engine = yardstick_core::binding::EngineInfo {
             name: "sqlite".into(),
@@ -66,7 +66,7 @@ pub const SUPPORT: Support = Support {
             isolation: "serializable (BEGIN IMMEDIATE: one writing transaction at a time)".into(),
             statements: SqliteConn::STATEMENTS,
         })
-    },
+    }),
     default_isolation: Isolation::Serializable,
 };
 
@@ -122,23 +122,24 @@ fn value(v: ValueRef<'_>) -> Value {
     }
 }
 
+#[async_trait::async_trait(?Send)]
 impl Conn for SqliteConn {
-    fn begin(&mut self) -> Result<(), DbError> {
+    async fn begin(&mut self) -> Result<(), DbError> {
         self.conn.execute_batch("BEGIN IMMEDIATE").map_err(err)
     }
 
-    fn commit(&mut self) -> Result<(), DbError> {
+    async fn commit(&mut self) -> Result<(), DbError> {
         self.conn.execute_batch("COMMIT").map_err(err)
     }
 
-    fn rollback(&mut self) -> Result<(), DbError> {
+    async fn rollback(&mut self) -> Result<(), DbError> {
         if self.conn.is_autocommit() {
             return Ok(());
         }
         self.conn.execute_batch("ROLLBACK").map_err(err)
     }
 
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let text = self.sql(sql).to_string();
         let mut st = self.conn.prepare_cached(&text).map_err(err)?;
         let n = st.column_count();
@@ -157,7 +158,7 @@ impl Conn for SqliteConn {
         Ok(out)
     }
 
-    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
+    async fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
         let text = self.sql(sql).to_string();
         let mut st = self.conn.prepare_cached(&text).map_err(err)?;
         let ps: Vec<P> = params.iter().map(P).collect();
@@ -166,11 +167,11 @@ impl Conn for SqliteConn {
             .map_err(err)
     }
 
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+    async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.conn.execute_batch(sql).map_err(err)
     }
 
-    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+    async fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
         let cols = yardstick_core::tpcc::columns(table);
         let sql = format!(
             "INSERT INTO {table} ({}) VALUES ({})",

@@ -30,15 +30,18 @@ fn verdict(condition: u32, name: &str, checked: usize, what: &str, bad: Vec<Stri
 }
 
 /// Runs the four checks.
-pub fn run<C: Conn>(c: &mut C) -> Result<Vec<Check>, DbError> {
+pub async fn run<C: Conn + ?Sized>(c: &mut C) -> Result<Vec<Check>, DbError> {
     let mut out = Vec::new();
     // 1: W_YTD = sum(D_YTD)
-    let w = c.query("SELECT w_id, w_ytd FROM warehouse ORDER BY w_id", &[])?;
+    let w = c
+        .query("SELECT w_id, w_ytd FROM warehouse ORDER BY w_id", &[])
+        .await?;
     let d: BTreeMap<i64, f64> = c
         .query(
             "SELECT d_w_id, SUM(d_ytd) FROM district GROUP BY d_w_id",
             &[],
-        )?
+        )
+        .await?
         .into_iter()
         .map(|r| (int(&r, 0), num(&r, 1)))
         .collect();
@@ -53,22 +56,30 @@ pub fn run<C: Conn>(c: &mut C) -> Result<Vec<Check>, DbError> {
         .collect();
     out.push(verdict(1, "W_YTD = sum(D_YTD)", w.len(), "warehouses", bad));
     // 2: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)
-    let districts = c.query(
-        "SELECT d_w_id, d_id, d_next_o_id FROM district ORDER BY d_w_id, d_id",
-        &[],
-    )?;
-    let orders = by_district(c.query(
-        "SELECT o_w_id, o_d_id, MAX(o_id), SUM(o_ol_cnt) FROM oorder GROUP BY o_w_id, o_d_id",
-        &[],
-    )?);
+    let districts = c
+        .query(
+            "SELECT d_w_id, d_id, d_next_o_id FROM district ORDER BY d_w_id, d_id",
+            &[],
+        )
+        .await?;
+    let orders = by_district(
+        c.query(
+            "SELECT o_w_id, o_d_id, MAX(o_id), SUM(o_ol_cnt) FROM oorder GROUP BY o_w_id, o_d_id",
+            &[],
+        )
+        .await?,
+    );
     let new_orders = by_district(c.query(
         "SELECT no_w_id, no_d_id, MAX(no_o_id), MIN(no_o_id), COUNT(*) FROM new_order GROUP BY no_w_id, no_d_id",
         &[],
-    )?);
-    let lines = by_district(c.query(
-        "SELECT ol_w_id, ol_d_id, COUNT(*) FROM order_line GROUP BY ol_w_id, ol_d_id",
-        &[],
-    )?);
+    ).await?);
+    let lines = by_district(
+        c.query(
+            "SELECT ol_w_id, ol_d_id, COUNT(*) FROM order_line GROUP BY ol_w_id, ol_d_id",
+            &[],
+        )
+        .await?,
+    );
     let (mut bad2, mut bad3, mut bad4) = (Vec::new(), Vec::new(), Vec::new());
     for r in &districts {
         let key = (int(r, 0), int(r, 1));

@@ -44,8 +44,8 @@ impl LoadState {
     }
 }
 
-pub fn state<C: Conn>(c: &mut C) -> Result<LoadState, DbError> {
-    let rows = match c.query("SELECT name, value FROM tpcc_meta", &[]) {
+pub async fn state<C: Conn + ?Sized>(c: &mut C) -> Result<LoadState, DbError> {
+    let rows = match c.query("SELECT name, value FROM tpcc_meta", &[]).await {
         Ok(r) => r,
         // no meta table: no TPC-C schema here
         Err(_) => return Ok(LoadState::default()),
@@ -87,17 +87,21 @@ pub fn state<C: Conn>(c: &mut C) -> Result<LoadState, DbError> {
 /// them. The fast method leaves the secondary indexes for [`create_indexes`]
 /// at the end, noting that in `tpcc_meta` (a run refuses the database until
 /// they exist).
-pub fn prepare<C: Conn>(c: &mut C, seed: u64, method: LoadMethod) -> Result<Constants, DbError> {
-    let s = state(c)?;
+pub async fn prepare<C: Conn + ?Sized>(
+    c: &mut C,
+    seed: u64,
+    method: LoadMethod,
+) -> Result<Constants, DbError> {
+    let s = state(c).await?;
     if !s.schema {
         for ddl in SCHEMA {
-            c.batch(ddl)?;
+            c.batch(ddl).await?;
         }
         match method {
-            LoadMethod::Fast => mark(c, "indexes".into(), "deferred")?,
+            LoadMethod::Fast => mark(c, "indexes".into(), "deferred").await?,
             LoadMethod::Insert => {
                 for ddl in INDEXES {
-                    c.create_index(ddl)?;
+                    c.create_index(ddl).await?;
                 }
             }
         }
@@ -109,7 +113,7 @@ pub fn prepare<C: Conn>(c: &mut C, seed: u64, method: LoadMethod) -> Result<Cons
         seed,
         &[0x7c],
     )));
-    c.begin()?;
+    c.begin().await?;
     for (n, v) in [
         ("c_last", k.c_last),
         ("c_id", k.c_id),
@@ -118,19 +122,21 @@ pub fn prepare<C: Conn>(c: &mut C, seed: u64, method: LoadMethod) -> Result<Cons
         c.execute(
             "INSERT INTO tpcc_meta (name, value) VALUES (?, ?)",
             &[Value::Text(n.into()), Value::Text(v.to_string())],
-        )?;
+        )
+        .await?;
     }
-    c.commit()?;
+    c.commit().await?;
     Ok(k)
 }
 
-fn mark<C: Conn>(c: &mut C, name: String, value: &str) -> Result<(), DbError> {
-    c.begin()?;
+async fn mark<C: Conn + ?Sized>(c: &mut C, name: String, value: &str) -> Result<(), DbError> {
+    c.begin().await?;
     c.execute(
         "INSERT INTO tpcc_meta (name, value) VALUES (?, ?)",
         &[Value::Text(name), Value::Text(value.into())],
-    )?;
-    c.commit()
+    )
+    .await?;
+    c.commit().await
 }
 
 /// Rows per batch of `method`.
@@ -284,15 +290,17 @@ impl rows::OrderSinks for OrderBatches<'_> {
 }
 
 /// Loads the rows `generate` writes (returning early with `?` when a row is
-/// `None`), in batches: one thread generates while this one loads the batch
-/// before (so the database is not idle while rows are made), batches in the
-/// order they filled up. The fast path of a database that takes text gets
-/// the generators' text directly.
-fn load_generated<C: Conn>(
+/// `None`), in batches: a thread of its own generates while this one loads
+/// the batch before (so the database is not idle while rows are made),
+/// batches in the order they filled up. The fast path of a database that
+/// takes text gets the generators' text directly. A loader's thread and
+/// runtime are its own, so waiting here for the next batch holds up nothing
+/// else.
+async fn load_generated<C: Conn + ?Sized>(
     c: &mut C,
     method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
-    generate: impl FnOnce(&mut Batcher) -> Option<()> + Send,
+    generate: impl FnOnce(&mut Batcher) -> Option<()> + Send + 'static,
 ) -> Result<(), DbError> {
     let size = batch_rows(method);
     let text_now = match method {
@@ -301,8 +309,9 @@ fn load_generated<C: Conn>(
     };
     // one batch waiting while one loads: a few MiB
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    std::thread::scope(|s| {
-        s.spawn(move || {
+    let generator = std::thread::Builder::new()
+        .name("yardstick-tpcc-rows".into())
+        .spawn(move || {
             let mut b = Batcher {
                 size,
                 text_now,
@@ -312,58 +321,64 @@ fn load_generated<C: Conn>(
             if generate(&mut b).is_some() {
                 b.finish();
             }
-        });
-        // on an error `rx` is dropped here, which stops the generator
-        for (table, batch) in rx {
+        })
+        .map_err(|e| DbError::other(format!("cannot start a row generator thread: {e}")))?;
+    let loaded = async {
+        for (table, batch) in rx.iter() {
             let n = batch.len() as u64;
             match (batch, method) {
-                (Batch::Text(t), _) => c.load_text(table, t)?,
-                (Batch::Values(v), LoadMethod::Fast) => c.load(table, &v.rows)?,
-                (Batch::Values(v), LoadMethod::Insert) => row_by_row(c, table, &v.rows)?,
+                (Batch::Text(t), _) => c.load_text(table, t).await?,
+                (Batch::Values(v), LoadMethod::Fast) => c.load(table, &v.rows).await?,
+                (Batch::Values(v), LoadMethod::Insert) => row_by_row(c, table, &v.rows).await?,
             }
             progress(n);
         }
         Ok(())
-    })
+    }
+    .await;
+    // on an error the receiver is gone by now, which stops the generator
+    let _ = generator.join();
+    loaded
 }
 
 /// One prepared INSERT per row, the batch in one transaction.
-fn row_by_row<C: Conn>(c: &mut C, table: &str, rows: &[Row]) -> Result<(), DbError> {
+async fn row_by_row<C: Conn + ?Sized>(c: &mut C, table: &str, rows: &[Row]) -> Result<(), DbError> {
     let sql = super::insert_sql(table);
-    c.begin()?;
+    c.begin().await?;
     for row in rows {
-        if let Err(e) = c.execute(sql, row) {
-            let _ = c.rollback();
+        if let Err(e) = c.execute(sql, row).await {
+            let _ = c.rollback().await;
             return Err(e);
         }
     }
-    c.commit()
+    c.commit().await
 }
 
 /// Loads ITEM (once per database).
-pub fn items<C: Conn>(
+pub async fn items<C: Conn + ?Sized>(
     c: &mut C,
     seed: u64,
     k: Constants,
     method: LoadMethod,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(), DbError> {
-    c.batch("DELETE FROM item")?;
+    c.batch("DELETE FROM item").await?;
     let mut r = Random::new(derive_seed(seed, &[0x17]), k);
     load_generated(c, method, progress, move |b| {
         for i_id in 1..=ITEMS {
             b.row("item", |s| rows::item(&mut r, i_id, s))?;
         }
         Some(())
-    })?;
-    mark(c, "items".into(), "done")
+    })
+    .await?;
+    mark(c, "items".into(), "done").await
 }
 
 /// Deletes what an interrupted load left of `warehouses`, before the loaders
 /// start: one statement per table and up to 1,000 warehouses (HISTORY has no
 /// key, so a DELETE per warehouse while other loaders insert would scan it
 /// and wait on their uncommitted rows).
-pub fn clear<C: Conn>(c: &mut C, warehouses: &[u32]) -> Result<(), DbError> {
+pub async fn clear<C: Conn + ?Sized>(c: &mut C, warehouses: &[u32]) -> Result<(), DbError> {
     for t in TABLES {
         let Some(col) = super::warehouse_column(t) else {
             continue;
@@ -373,7 +388,8 @@ pub fn clear<C: Conn>(c: &mut C, warehouses: &[u32]) -> Result<(), DbError> {
             c.batch(&format!(
                 "DELETE FROM {t} WHERE {col} IN ({})",
                 list.join(",")
-            ))?;
+            ))
+            .await?;
         }
     }
     Ok(())
@@ -381,7 +397,7 @@ pub fn clear<C: Conn>(c: &mut C, warehouses: &[u32]) -> Result<(), DbError> {
 
 /// Loads warehouse `w` and everything that belongs to it (into tables
 /// [`clear`] has emptied of it).
-pub fn warehouse<C: Conn>(
+pub async fn warehouse<C: Conn + ?Sized>(
     c: &mut C,
     w: u32,
     seed: u64,
@@ -407,21 +423,30 @@ pub fn warehouse<C: Conn>(
             }
         }
         Some(())
-    })?;
-    mark(c, format!("warehouse:{w}"), "done")
+    })
+    .await?;
+    mark(c, format!("warehouse:{w}"), "done").await
 }
 
-/// Builds the secondary indexes a fast load deferred, each on its own
-/// connection from `connect` (so the database builds them side by side),
-/// then clears the note. Indexes that exist already are left alone.
-pub fn create_indexes<C: Conn>(
-    c: &mut C,
-    connect: &(dyn Fn() -> Result<C, DbError> + Sync),
-) -> Result<(), DbError> {
+/// Builds the secondary indexes a fast load deferred, each on a connection
+/// of its own to `url` (so the database builds them side by side), then
+/// clears the note. Indexes that exist already are left alone.
+pub async fn create_indexes<C: Conn + ?Sized>(c: &mut C, url: &str) -> Result<(), DbError> {
+    // each build on a thread and runtime of its own; this loader waits
     std::thread::scope(|s| {
         let builds: Vec<_> = INDEXES
             .iter()
-            .map(|ddl| s.spawn(move || connect()?.create_index(ddl)))
+            .map(|ddl| {
+                s.spawn(move || {
+                    super::block_on(async {
+                        super::open(url, true, None)
+                            .await?
+                            .conn
+                            .create_index(ddl)
+                            .await
+                    })
+                })
+            })
             .collect();
         builds
             .into_iter()
@@ -432,18 +457,19 @@ pub fn create_indexes<C: Conn>(
             .collect::<Result<Vec<()>, DbError>>()
     })?;
     c.batch("DELETE FROM tpcc_meta WHERE name = 'indexes'")
+        .await
 }
 
 /// Drops every TPC-C table (`tpcc load --drop`).
-pub fn drop_all<C: Conn>(c: &mut C) -> Result<(), DbError> {
+pub async fn drop_all<C: Conn + ?Sized>(c: &mut C) -> Result<(), DbError> {
     for t in TABLES.iter().chain(["tpcc_meta"].iter()) {
-        c.batch(&format!("DROP TABLE IF EXISTS {t}"))?;
+        c.batch(&format!("DROP TABLE IF EXISTS {t}")).await?;
     }
     Ok(())
 }
 
 /// Rows of the whole database: one count per table.
-pub fn counts<C: Conn>(c: &mut C) -> Result<Vec<(String, i64)>, DbError> {
+pub async fn counts<C: Conn + ?Sized>(c: &mut C) -> Result<Vec<(String, i64)>, DbError> {
     let mut out = Vec::new();
     for t in TABLES {
         let sql: &'static str = match *t {
@@ -457,7 +483,7 @@ pub fn counts<C: Conn>(c: &mut C) -> Result<Vec<(String, i64)>, DbError> {
             "stock" => "SELECT COUNT(*) FROM stock",
             _ => "SELECT COUNT(*) FROM item",
         };
-        let r = c.query(sql, &[])?;
+        let r = c.query(sql, &[]).await?;
         out.push((t.to_string(), r.first().map_or(0, |r| int(r, 0))));
     }
     Ok(out)

@@ -1,7 +1,7 @@
 //! TPC-C against SQL databases: the schema, the loader, the five transactions
-//! and the consistency checks, written once against [`Conn`], a small
-//! synchronous connection interface each database implements (one connection
-//! per terminal thread). Statements use `?` placeholders and ` FOR UPDATE`;
+//! and the consistency checks, written once against [`Conn`], a small async
+//! connection interface each database implements (one connection per
+//! terminal; the terminals are slots of the core runner, [`run::Terminals`]). Statements use `?` placeholders and ` FOR UPDATE`;
 //! each database's connection puts them in its dialect once, when it prepares
 //! them, with its binding's [`crate::sql::Dialect::statement`] (MySQL's is
 //! this portable form itself). A connection lives beside its binding (`sqlite/tpcc.rs`,
@@ -9,6 +9,7 @@
 //! ([`Support`] in the binding's descriptor); [`open`] opens any of them.
 pub mod check;
 pub mod load;
+pub mod loader;
 mod open;
 pub mod run;
 mod text;
@@ -56,6 +57,22 @@ impl std::fmt::Display for Isolation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.sql().to_ascii_lowercase())
     }
+}
+
+/// A current-thread runtime for a thread that opens connections outside
+/// the runner (a loader's, a checker's, an index build's): a connection
+/// lives on the runtime that opened it.
+pub fn runtime() -> Result<tokio::runtime::Runtime, DbError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DbError::other(format!("cannot start a runtime: {e}")))
+}
+
+/// Runs `f` to its end on a [`runtime`] of the calling thread (which must
+/// not be running one).
+pub fn block_on<T>(f: impl std::future::Future<Output = Result<T, DbError>>) -> Result<T, DbError> {
+    runtime()?.block_on(f)
 }
 
 /// How the loader writes rows.
@@ -123,6 +140,8 @@ impl std::fmt::Display for DbError {
         f.write_str(&self.message)
     }
 }
+
+impl std::error::Error for DbError {}
 
 pub type Row = Vec<Value>;
 
@@ -214,34 +233,43 @@ impl Pending {
 
 /// Runs a pipeline's statements one after another, each waiting for the
 /// last one's answer: what a driver that cannot pipeline does.
-pub fn one_by_one<C: Conn + ?Sized>(c: &mut C, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
-    stmts
-        .into_iter()
-        .map(|s| match s {
-            Stmt::Query(sql, params) => c.query(sql, &params).map(Done::Rows),
-            Stmt::Exec(sql, params) => c.execute(sql, &params).map(Done::Count),
-        })
-        .collect()
+pub async fn one_by_one<C: Conn + ?Sized>(
+    c: &mut C,
+    stmts: Vec<Stmt>,
+) -> Result<Vec<Done>, DbError> {
+    let mut out = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        out.push(match s {
+            Stmt::Query(sql, params) => Done::Rows(c.query(sql, &params).await?),
+            Stmt::Exec(sql, params) => Done::Count(c.execute(sql, &params).await?),
+        });
+    }
+    Ok(out)
 }
 
-/// One connection of one terminal or loader thread.
+/// One connection of one terminal or loader. Its methods are async so that a
+/// terminal is a slot of the core runner (many per worker thread); a driver
+/// without async IO (SQLite) does its work before its future first returns.
+/// It lives on the thread and runtime that opened it.
+#[async_trait::async_trait(?Send)]
 pub trait Conn {
-    fn begin(&mut self) -> Result<(), DbError>;
-    fn commit(&mut self) -> Result<(), DbError>;
-    fn rollback(&mut self) -> Result<(), DbError>;
+    async fn begin(&mut self) -> Result<(), DbError>;
+    async fn commit(&mut self) -> Result<(), DbError>;
+    async fn rollback(&mut self) -> Result<(), DbError>;
     /// Runs a query (prepared once per connection) and returns its rows.
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError>;
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError>;
     /// Runs a statement and returns the rows it changed.
-    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError>;
+    async fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError>;
     /// Runs DDL or other unprepared statements.
-    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+    async fn batch(&mut self, sql: &str) -> Result<(), DbError>;
     /// Runs one of [`INDEXES`], doing nothing when the index exists.
-    fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
+    async fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
         self.batch(&ddl.replacen("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+            .await
     }
     /// Inserts `rows` into `table` (its columns in [`yardstick_core::tpcc::COLUMNS`]
     /// order) with the database's fast path, as one transaction.
-    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError>;
+    async fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError>;
     /// When the fast path takes tab-separated text ([`Conn::load_text`]):
     /// the load time as that text, for timestamp columns. `None` (the
     /// default): the loader hands it values ([`Conn::load`]).
@@ -249,21 +277,21 @@ pub trait Conn {
         None
     }
     /// [`Conn::load`] of rows written as tab-separated text.
-    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
-        self.load(table, &rows_from_text(&text.into_pieces()))
+    async fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
+        self.load(table, &rows_from_text(&text.into_pieces())).await
     }
     /// Runs statements in order within the current transaction and returns
     /// what each returned, stopping at the first error. A driver that can
     /// sends them all before reading the answers (one round trip instead of
     /// one per statement); the default runs them [`one_by_one`].
-    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
-        one_by_one(self, stmts)
+    async fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        one_by_one(self, stmts).await
     }
     /// Statements whose answers the transaction does not need: a driver
     /// that pipelines may hold them and send them with the next statements
     /// or the commit, where their errors surface; the default runs them now.
-    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
-        one_by_one(self, stmts).map(|_| ())
+    async fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        one_by_one(self, stmts).await.map(|_| ())
     }
 }
 

@@ -6,19 +6,23 @@ use crate::registry;
 use crate::url::Target;
 use yardstick_core::binding::{BindingError, EngineInfo};
 
+/// Opening a connection: it lives on the runtime that awaited this.
+pub type Opening<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Opened, DbError>> + 'a>>;
+
 /// A binding's TPC-C entry point (its descriptor's `capabilities.tpcc`).
 #[derive(Debug, Clone, Copy)]
 pub struct Support {
     /// Opens one connection; `create` allows creating the database (a new
     /// SQLite file), and the connection runs its transactions at the level given.
-    pub open: fn(&Target, bool, Isolation) -> Result<Opened, DbError>,
+    pub open: for<'a> fn(&'a Target, bool, Isolation) -> Opening<'a>,
     /// The level its transactions run at unless `--isolation` says otherwise.
     pub default_isolation: Isolation,
 }
 
 /// A connection opened for TPC-C, and what the result records about it.
 pub struct Opened {
-    pub conn: Box<dyn Conn + Send>,
+    pub conn: Box<dyn Conn>,
     pub engine: EngineInfo,
     /// How transactions are isolated, in words for the result.
     pub isolation: String,
@@ -56,9 +60,13 @@ pub fn support(url: &str) -> Result<(Target, Support), DbError> {
 
 /// Opens one TPC-C connection to `url` at `isolation` (the binding's default
 /// when `None`).
-pub fn open(url: &str, create: bool, isolation: Option<Isolation>) -> Result<Opened, DbError> {
+pub async fn open(
+    url: &str,
+    create: bool,
+    isolation: Option<Isolation>,
+) -> Result<Opened, DbError> {
     let (target, s) = support(url)?;
-    (s.open)(&target, create, isolation.unwrap_or(s.default_isolation))
+    (s.open)(&target, create, isolation.unwrap_or(s.default_isolation)).await
 }
 
 /// The words the result gives the isolation of a server whose transactions
@@ -69,42 +77,43 @@ pub fn locking(isolation: Isolation) -> String {
 
 /// A boxed connection is a connection, so code generic over [`Conn`] runs
 /// on whatever [`open`] returned.
+#[async_trait::async_trait(?Send)]
 impl<C: Conn + ?Sized> Conn for Box<C> {
-    fn begin(&mut self) -> Result<(), DbError> {
-        (**self).begin()
+    async fn begin(&mut self) -> Result<(), DbError> {
+        (**self).begin().await
     }
-    fn commit(&mut self) -> Result<(), DbError> {
-        (**self).commit()
+    async fn commit(&mut self) -> Result<(), DbError> {
+        (**self).commit().await
     }
-    fn rollback(&mut self) -> Result<(), DbError> {
-        (**self).rollback()
+    async fn rollback(&mut self) -> Result<(), DbError> {
+        (**self).rollback().await
     }
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
-        (**self).query(sql, params)
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        (**self).query(sql, params).await
     }
-    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
-        (**self).execute(sql, params)
+    async fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
+        (**self).execute(sql, params).await
     }
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        (**self).batch(sql)
+    async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        (**self).batch(sql).await
     }
-    fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
-        (**self).create_index(ddl)
+    async fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
+        (**self).create_index(ddl).await
     }
-    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
-        (**self).load(table, rows)
+    async fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+        (**self).load(table, rows).await
     }
     fn text_load_time(&self) -> Option<String> {
         (**self).text_load_time()
     }
-    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
-        (**self).load_text(table, text)
+    async fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
+        (**self).load_text(table, text).await
     }
-    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
-        (**self).pipeline(stmts)
+    async fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        (**self).pipeline(stmts).await
     }
-    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
-        (**self).defer(stmts)
+    async fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        (**self).defer(stmts).await
     }
 }
 

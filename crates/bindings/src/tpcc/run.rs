@@ -1,332 +1,339 @@
-//! The TPC-C driver: T terminals, each a thread with its own connection and a
-//! home warehouse (terminal t serves warehouse t mod W + 1 and, for
-//! Stock-Level, district (t / W) mod 10 + 1), drawing transactions from the
-//! standard mix. Latency is measured from a transaction's first attempt to
-//! its end, retries included; a sampler thread turns the terminals' counters
-//! into a time series once per interval.
+//! TPC-C's terminals as the core runner's [`Work`]: each slot is a terminal
+//! with its own connection and home warehouse (terminal t serves warehouse
+//! t mod W + 1 and, for Stock-Level, district (t / W) mod 10 + 1), drawing
+//! transactions from the standard mix. The runner gives them what YCSB runs
+//! get: pacing (`--target`), warm-up, the status line, per-interval
+//! histograms, signal handling and the error budget. A transaction is timed
+//! from its first attempt to its end, retries included; keying and think
+//! times (`--spec-timing`) lie outside the measurement.
 use super::txn::{self, Ended};
-use super::{Conn, DbError, ErrorKind};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use super::{Conn, DbError, ErrorKind, Isolation};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use yardstick_core::binding::{BindingError, Outcome, Status};
+use yardstick_core::result::ErrorSample;
 use yardstick_core::rng::{derive_seed, Rng};
-use yardstick_core::stats::{encode_histogram, new_histogram, Summary};
+use yardstick_core::run::{Origin, Recording, RunOutput, SlotId, Stepped, Work};
+use yardstick_core::stats::{encode_histogram, Summary};
 use yardstick_core::tpcc::result::{TpccPoint, TxnResult};
 use yardstick_core::tpcc::{Constants, Deck, Random, Txn, DISTRICTS};
 
+/// The terminals of one `tpcc run`.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Terminals {
+    pub url: String,
+    /// `None`: the binding's default level.
+    pub isolation: Option<Isolation>,
     pub warehouses: u32,
-    pub terminals: u32,
-    pub duration: Duration,
-    pub warmup: Duration,
+    /// Keying and think times of clause 5.2.5.7.
     pub spec_timing: bool,
+    /// Retries of a transaction that hit a serialization failure, deadlock or busy database.
     pub retry_limit: u32,
     pub seed: u64,
     pub constants: Constants,
-    pub interval: Duration,
 }
 
-#[derive(Default)]
-struct TxnStats {
-    hist: Option<hdrhistogram::Histogram<u64>>,
-    committed: u64,
-    rolled_back: u64,
-    retries: u64,
-    errors: u64,
+/// One terminal: its connection, home warehouse and district, and generators.
+pub struct Terminal {
+    conn: Box<dyn Conn>,
+    w_id: u32,
+    d_id: u32,
+    input: Random,
+    deck_rng: Rng,
+    deck: Deck,
 }
 
-#[derive(Default)]
-struct TermStats {
-    txns: [TxnStats; 5],
-    /// Distinct error messages with counts.
-    messages: Vec<(String, String, u64)>,
-}
-
-impl TermStats {
-    fn completed(&self, t: Txn) -> u64 {
-        let s = &self.txns[t.index()];
-        s.committed + s.rolled_back
-    }
-}
-
-/// What a run measured.
-pub struct Measured {
-    pub transactions: std::collections::BTreeMap<String, TxnResult>,
-    pub series: Vec<TpccPoint>,
-    pub elapsed: Duration,
-    pub tpmc: f64,
-    pub tpm_total: f64,
-    pub interrupted: bool,
-    pub cpu: Duration,
-    pub error_samples: Vec<(String, String, u64)>,
-    /// A terminal that could not connect, with the reason.
-    pub failed: Option<String>,
-}
-
-/// Runs the terminals; `connect` opens a connection on the terminal's thread.
-pub fn run<C, F>(plan: &Plan, connect: F, stop: &AtomicBool) -> Measured
-where
-    C: Conn,
-    F: Fn() -> Result<C, DbError> + Sync,
-{
-    let stats: Vec<Arc<Mutex<TermStats>>> = (0..plan.terminals)
-        .map(|_| Arc::new(Mutex::new(TermStats::default())))
-        .collect();
-    let start = Instant::now();
-    let measure_from = start + plan.warmup;
-    let end = measure_from + plan.duration;
-    let done = AtomicBool::new(false);
-    let failed: Mutex<Option<String>> = Mutex::new(None);
-    let mut series = Vec::new();
-    let mut interrupted = false;
-    let mut cpu_at_measure = None;
-    std::thread::scope(|scope| {
-        for (t, st) in stats.iter().enumerate() {
-            let (connect, done, failed) = (&connect, &done, &failed);
-            scope.spawn(move || {
-                let mut conn = match connect() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
-                        f.get_or_insert_with(|| format!("terminal {t} cannot connect: {e}"));
-                        return;
-                    }
-                };
-                terminal(plan, t as u32, &mut conn, st, measure_from, end, done);
-            });
-        }
-        // the sampler
-        let mut last = (0u64, 0u64, 0u64);
-        let mut next = start + plan.interval;
-        loop {
-            let now = Instant::now();
-            if now >= end
-                || stop.load(Ordering::SeqCst)
-                || failed.lock().map(|f| f.is_some()).unwrap_or(true)
-            {
-                interrupted = now < end;
-                done.store(true, Ordering::SeqCst);
-                break;
-            }
-            if cpu_at_measure.is_none() && now >= measure_from {
-                cpu_at_measure = Some(yardstick_core::run::cpu::process_cpu_time());
-            }
-            std::thread::sleep(
-                next.saturating_duration_since(now)
-                    .min(Duration::from_millis(50)),
-            );
-            if Instant::now() < next {
-                continue;
-            }
-            let (mut no, mut total, mut errors) = (0, 0, 0);
-            for s in &stats {
-                let s = s.lock().unwrap_or_else(|p| p.into_inner());
-                no += s.completed(Txn::NewOrder);
-                total += Txn::ALL.iter().map(|t| s.completed(*t)).sum::<u64>();
-                errors += s.txns.iter().map(|x| x.errors).sum::<u64>();
-            }
-            let secs = plan.interval.as_secs_f64();
-            let t_s = next.saturating_duration_since(measure_from).as_secs_f64()
-                - measure_from.saturating_duration_since(next).as_secs_f64();
-            series.push(TpccPoint {
-                t_s,
-                warmup: next <= measure_from,
-                tpmc: (no - last.0) as f64 * 60.0 / secs,
-                tpm_total: (total - last.1) as f64 * 60.0 / secs,
-                errors: errors - last.2,
-            });
-            last = (no, total, errors);
-            next += plan.interval;
-        }
-    });
-    let ended = Instant::now().min(end);
-    let elapsed = ended.saturating_duration_since(measure_from);
-    let cpu = cpu_at_measure
-        .map(|c| yardstick_core::run::cpu::process_cpu_time().saturating_sub(c))
-        .unwrap_or_default();
-    // merge the terminals
-    let mut merged: Vec<TxnStats> = (0..5).map(|_| TxnStats::default()).collect();
-    let mut messages: Vec<(String, String, u64)> = Vec::new();
-    for s in &stats {
-        let s = s.lock().unwrap_or_else(|p| p.into_inner());
-        for (m, t) in merged.iter_mut().zip(s.txns.iter()) {
-            m.committed += t.committed;
-            m.rolled_back += t.rolled_back;
-            m.retries += t.retries;
-            m.errors += t.errors;
-            if let Some(h) = &t.hist {
-                let mh = m.hist.get_or_insert_with(new_histogram);
-                let _ = mh.add(h);
-            }
-        }
-        for (txn, msg, n) in &s.messages {
-            match messages.iter_mut().find(|(a, b, _)| a == txn && b == msg) {
-                Some(e) => e.2 += n,
-                None => messages.push((txn.clone(), msg.clone(), *n)),
-            }
+impl Terminals {
+    async fn transaction(&self, t: &mut Terminal, kind: Txn) -> Result<Ended, DbError> {
+        let (c, w, r) = (&mut t.conn, t.w_id, &mut t.input);
+        match kind {
+            Txn::NewOrder => txn::new_order(c, &r.new_order(w, self.warehouses)).await,
+            Txn::Payment => txn::payment(c, &r.payment(w, self.warehouses)).await,
+            Txn::OrderStatus => txn::order_status(c, &r.order_status(w)).await,
+            Txn::Delivery => txn::delivery(c, &r.delivery(w)).await.map(|(e, _)| e),
+            Txn::StockLevel => txn::stock_level(c, &r.stock_level(w, t.d_id))
+                .await
+                .map(|(e, _)| e),
         }
     }
-    let minutes = elapsed.as_secs_f64() / 60.0;
-    let total: u64 = merged.iter().map(|m| m.committed + m.rolled_back).sum();
-    let mut transactions = std::collections::BTreeMap::new();
-    for t in Txn::ALL {
-        let m = &merged[t.index()];
-        let h = m.hist.clone().unwrap_or_else(new_histogram);
-        let count = m.committed + m.rolled_back;
-        transactions.insert(
-            t.name().to_string(),
-            TxnResult {
-                count,
-                committed: m.committed,
-                rolled_back: m.rolled_back,
-                retries: m.retries,
-                errors: m.errors,
-                share: if total > 0 {
-                    count as f64 / total as f64
-                } else {
-                    0.0
-                },
-                response_time_ns: Summary::of(&h),
-                histogram: encode_histogram(&h),
-            },
-        );
-    }
-    let no = transactions["NEW-ORDER"].count;
-    Measured {
-        tpmc: if minutes > 0.0 {
-            no as f64 / minutes
-        } else {
-            0.0
-        },
-        tpm_total: if minutes > 0.0 {
-            total as f64 / minutes
-        } else {
-            0.0
-        },
-        transactions,
-        series,
-        elapsed,
-        interrupted: interrupted || stop.load(Ordering::SeqCst),
-        cpu,
-        error_samples: messages,
-        failed: failed.into_inner().unwrap_or_else(|p| p.into_inner()),
-    }
 }
 
-/// Sleeps until `until` or the run ends; false when it ended.
-fn pause(d: Duration, done: &AtomicBool) -> bool {
-    let until = Instant::now() + d;
-    while Instant::now() < until {
-        if done.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(100)));
-    }
-    true
-}
+impl Work for Terminals {
+    type Slot = Terminal;
 
-fn terminal<C: Conn>(
-    plan: &Plan,
-    t: u32,
-    conn: &mut C,
-    stats: &Mutex<TermStats>,
-    measure_from: Instant,
-    end: Instant,
-    done: &AtomicBool,
-) {
-    let w_id = t % plan.warehouses + 1;
-    let d_id = (t / plan.warehouses) % DISTRICTS + 1;
-    let mut r = Random::new(
-        derive_seed(plan.seed, &[0x7e, u64::from(t)]),
-        plan.constants,
-    );
-    let mut deck_rng = Rng::new(derive_seed(plan.seed, &[0x7d, u64::from(t)]));
-    let mut deck = Deck::new();
-    while !done.load(Ordering::Relaxed) && Instant::now() < end {
-        let kind = deck.draw(&mut deck_rng);
-        if plan.spec_timing {
-            let (keying, _) = kind.keying_and_think_s();
-            if !pause(Duration::from_secs_f64(keying), done) {
-                break;
-            }
+    async fn open(&self, slot: SlotId) -> Result<Terminal, BindingError> {
+        let t = slot.index;
+        let opened = super::open(&self.url, false, self.isolation)
+            .await
+            .map_err(|e| BindingError::Unavailable(format!("terminal {t} cannot connect: {e}")))?;
+        let w = u64::from(self.warehouses);
+        Ok(Terminal {
+            conn: opened.conn,
+            w_id: (t % w) as u32 + 1,
+            d_id: ((t / w) % u64::from(DISTRICTS)) as u32 + 1,
+            input: Random::new(derive_seed(self.seed, &[0x7e, t]), self.constants),
+            deck_rng: Rng::new(derive_seed(self.seed, &[0x7d, t])),
+            deck: Deck::new(),
+        })
+    }
+
+    async fn step(
+        &self,
+        t: &mut Terminal,
+        intended: Option<Instant>,
+        rec: &Recording<'_>,
+    ) -> Option<Stepped> {
+        let kind = t.deck.draw(&mut t.deck_rng);
+        let (keying, think) = kind.keying_and_think_s();
+        if self.spec_timing && !rec.pause(Duration::from_secs_f64(keying)).await {
+            return None;
         }
-        let started = Instant::now();
-        let mut retries = 0;
-        let outcome = loop {
-            let res = match kind {
-                Txn::NewOrder => {
-                    let input = r.new_order(w_id, plan.warehouses);
-                    txn::new_order(conn, &input)
-                }
-                Txn::Payment => {
-                    let input = r.payment(w_id, plan.warehouses);
-                    txn::payment(conn, &input)
-                }
-                Txn::OrderStatus => {
-                    let input = r.order_status(w_id);
-                    txn::order_status(conn, &input)
-                }
-                Txn::Delivery => {
-                    let input = r.delivery(w_id);
-                    txn::delivery(conn, &input).map(|(e, _)| e)
-                }
-                Txn::StockLevel => {
-                    let input = r.stock_level(w_id, d_id);
-                    txn::stock_level(conn, &input).map(|(e, _)| e)
-                }
-            };
+        let first = rec.stamp();
+        let mut retries = 0u32;
+        let (outcome, start, end) = loop {
+            let (res, start, end) = rec.timed(self.transaction(t, kind)).await;
             match res {
-                Err(e)
-                    if e.kind == ErrorKind::Retry
-                        && retries < plan.retry_limit
-                        && !done.load(Ordering::Relaxed) =>
-                {
+                Err(e) if e.kind == ErrorKind::Retry && retries < self.retry_limit => {
                     retries += 1;
-                    std::thread::sleep(Duration::from_millis(1 << retries.min(6)));
+                    rec.retry(kind.op());
+                    let backoff = Duration::from_millis(1 << retries.min(6));
+                    if !rec.pause(backoff).await {
+                        break (Err(e), start, end);
+                    }
                 }
-                other => break other,
+                other => break (other, start, end),
             }
         };
-        let finished = Instant::now();
-        if started >= measure_from && finished <= end {
-            let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
-            let x = &mut s.txns[kind.index()];
-            x.retries += u64::from(retries);
-            match &outcome {
-                Ok(ended) => {
-                    match ended {
-                        Ended::Committed => x.committed += 1,
-                        Ended::RolledBack => x.rolled_back += 1,
-                    }
-                    let ns = (finished - started).as_nanos().min(u128::from(u64::MAX)) as u64;
-                    let _ = x.hist.get_or_insert_with(new_histogram).record(ns.max(1));
-                }
-                Err(e) => {
-                    x.errors += 1;
-                    let msg: String = e.message.chars().take(300).collect();
-                    if let Some(m) = s
-                        .messages
-                        .iter_mut()
-                        .find(|(a, b, _)| a == kind.name() && *b == msg)
-                    {
-                        m.2 += 1;
-                    } else if s.messages.len() < 20 {
-                        s.messages.push((kind.name().into(), msg, 1));
-                    }
-                }
-            }
-        }
-        if plan.spec_timing {
+        let out = match outcome {
+            Ok(Ended::Committed) => Outcome::ok(0, 0),
+            Ok(Ended::RolledBack) => Outcome::status(Status::RolledBack),
+            Err(e) if e.kind == ErrorKind::Retry => Outcome::failed(Status::Conflict, e.message),
+            Err(e) => Outcome::failed(Status::Error, e.message),
+        };
+        let ended = rec.record(kind.op(), &out, Origin::of(intended, first), start, end);
+        if self.spec_timing {
             // think time: negative exponential with the transaction's mean, capped at 10x
-            let (_, mean) = kind.keying_and_think_s();
-            let u = deck_rng.next_f64().max(1e-12);
-            if !pause(
-                Duration::from_secs_f64((-u.ln() * mean).min(10.0 * mean)),
-                done,
-            ) {
-                break;
-            }
+            let u = t.deck_rng.next_f64().max(1e-12);
+            rec.pause(Duration::from_secs_f64((-u.ln() * think).min(10.0 * think)))
+                .await;
         }
+        Some(Stepped { end: ended, ops: 1 })
+    }
+}
+
+/// What TPC-C's result takes from a run of the terminals.
+pub struct Measured {
+    pub transactions: BTreeMap<String, TxnResult>,
+    pub series: Vec<TpccPoint>,
+    pub tpmc: f64,
+    pub tpm_total: f64,
+    /// Transactions that failed (after their retries).
+    pub errors: u64,
+    pub error_samples: Vec<ErrorSample>,
+}
+
+/// Per-transaction figures, tpmC and the time series of a run's output.
+pub fn measured(out: &RunOutput) -> Measured {
+    let ops = |t: Txn| out.total.ops[t.op().index()].as_deref();
+    let completed: u64 = Txn::ALL
+        .iter()
+        .filter_map(|t| ops(*t))
+        .map(|o| o.completed())
+        .sum();
+    let mut transactions = BTreeMap::new();
+    for t in Txn::ALL {
+        let r = match ops(t) {
+            Some(o) => TxnResult {
+                count: o.completed(),
+                committed: o.statuses[Status::Ok.index()],
+                rolled_back: o.statuses[Status::RolledBack.index()],
+                retries: o.retries,
+                errors: o.errors(),
+                share: o.completed() as f64 / completed.max(1) as f64,
+                response_time_ns: Summary::of(&o.response),
+                histogram: encode_histogram(&o.response),
+            },
+            None => TxnResult {
+                count: 0,
+                committed: 0,
+                rolled_back: 0,
+                retries: 0,
+                errors: 0,
+                share: 0.0,
+                response_time_ns: Summary::of(&yardstick_core::stats::new_histogram()),
+                histogram: encode_histogram(&yardstick_core::stats::new_histogram()),
+            },
+        };
+        transactions.insert(t.name().to_string(), r);
+    }
+    let per_minute = |n: u64, secs: f64| {
+        if secs > 0.0 {
+            n as f64 * 60.0 / secs
+        } else {
+            0.0
+        }
+    };
+    let series = out
+        .series
+        .iter()
+        .map(|p| {
+            let done = |o: &yardstick_core::run::PointOp| o.count - o.errors;
+            let new_orders = p
+                .per_op
+                .iter()
+                .filter(|o| o.op == Txn::NewOrder.op())
+                .map(done)
+                .sum();
+            TpccPoint {
+                t_s: p.t_s,
+                warmup: p.warmup,
+                tpmc: per_minute(new_orders, p.length_s),
+                tpm_total: per_minute(p.per_op.iter().map(done).sum(), p.length_s),
+                errors: p.errors,
+            }
+        })
+        .collect();
+    let secs = out.measured_elapsed.as_secs_f64();
+    Measured {
+        tpmc: per_minute(transactions[Txn::NewOrder.name()].count, secs),
+        tpm_total: per_minute(completed, secs),
+        errors: transactions.values().map(|t| t.errors).sum(),
+        transactions,
+        series,
+        error_samples: out
+            .total
+            .error_samples
+            .iter()
+            .map(|(op, status, message, count)| ErrorSample {
+                op: op.name().into(),
+                status: status.name().into(),
+                message: message.clone(),
+                count: *count,
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use yardstick_core::op::OpKind;
+    use yardstick_core::run::{IntervalPoint, PointOp};
+    use yardstick_core::stats::Recorder;
+
+    fn point(t_s: f64, length_s: f64, per_op: Vec<(OpKind, u64, u64)>) -> IntervalPoint {
+        let ops = per_op.iter().map(|o| o.1).sum();
+        IntervalPoint {
+            index: 0,
+            t_s,
+            length_s,
+            warmup: false,
+            ops,
+            errors: per_op.iter().map(|o| o.2).sum(),
+            ops_per_sec: 0.0,
+            late: 0,
+            client_cpu_cores: 0.0,
+            per_op: per_op
+                .into_iter()
+                .map(|(op, count, errors)| PointOp {
+                    op,
+                    count,
+                    errors,
+                    p50_ns: 1,
+                    p99_ns: 1,
+                    max_ns: 1,
+                    mean_ns: 1.0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn transactions_tpmc_and_the_series_come_from_the_runners_recorder() {
+        let mut rec = Recorder::new();
+        for _ in 0..97 {
+            rec.record(OpKind::NewOrder, Status::Ok, 2_000_000, 2_000_000, 0, 0);
+        }
+        rec.record(
+            OpKind::NewOrder,
+            Status::RolledBack,
+            1_000_000,
+            1_000_000,
+            0,
+            0,
+        );
+        rec.record(
+            OpKind::NewOrder,
+            Status::Conflict,
+            9_000_000,
+            1_000_000,
+            0,
+            0,
+        );
+        rec.record_retry(OpKind::NewOrder);
+        rec.record_retry(OpKind::NewOrder);
+        rec.record_error_message(OpKind::NewOrder, Status::Conflict, "deadlock");
+        for _ in 0..101 {
+            rec.record(OpKind::Payment, Status::Ok, 1_000_000, 1_000_000, 0, 0);
+        }
+        let out = RunOutput {
+            total: rec,
+            series: vec![
+                point(
+                    1.0,
+                    1.0,
+                    vec![(OpKind::NewOrder, 60, 1), (OpKind::Payment, 50, 0)],
+                ),
+                // the drain: half an interval
+                point(
+                    1.5,
+                    0.5,
+                    vec![(OpKind::NewOrder, 39, 0), (OpKind::Payment, 51, 0)],
+                ),
+            ],
+            started_at: std::time::SystemTime::now(),
+            ended_at: std::time::SystemTime::now(),
+            measured_elapsed: Duration::from_secs(30),
+            warmup_ops: 0,
+            interrupted: false,
+            unstarted: 0,
+            final_lag_ns: 0,
+            cpu: Duration::ZERO,
+            late_reports: 0,
+            stopped_by_errors: false,
+        };
+        let m = measured(&out);
+        let no = &m.transactions["NEW-ORDER"];
+        assert_eq!(
+            (
+                no.count,
+                no.committed,
+                no.rolled_back,
+                no.errors,
+                no.retries
+            ),
+            (98, 97, 1, 1, 2),
+            "rollbacks complete, a conflict after its retries does not"
+        );
+        assert!((no.share - 98.0 / 199.0).abs() < 1e-12);
+        // rolled-back New-Orders count towards tpmC, as clause 5.4.2 says
+        assert!((m.tpmc - 98.0 * 2.0).abs() < 1e-9);
+        assert!((m.tpm_total - 199.0 * 2.0).abs() < 1e-9);
+        assert_eq!(m.errors, 1);
+        assert_eq!(m.transactions["DELIVERY"].count, 0);
+        assert_eq!(m.transactions.len(), 5);
+        // each point's rate over its own length: the short drain is no cliff
+        assert_eq!(m.series[0].tpmc, 59.0 * 60.0);
+        assert_eq!(m.series[1].tpmc, 39.0 * 120.0);
+        assert_eq!(m.series[1].tpm_total, 90.0 * 120.0);
+        assert_eq!(m.series[0].errors, 1);
+        assert_eq!(m.error_samples.len(), 1);
+        assert_eq!(
+            (
+                m.error_samples[0].op.as_str(),
+                m.error_samples[0].status.as_str()
+            ),
+            ("NEW-ORDER", "conflict")
+        );
     }
 }

@@ -182,16 +182,8 @@ pub fn execute(
     Ok(code)
 }
 
-/// Writes a result file atomically (a reader never sees half of it).
 fn write_result(path: &Path, r: &RunResult) -> Result<(), CliError> {
-    let text = serde_json::to_vec_pretty(r)
-        .map_err(|e| CliError::failed(format!("cannot encode the result: {e}")))?;
-    result::write_atomic(path, &text).map_err(|e| {
-        CliError::failed(format!(
-            "cannot write the result file {}: {e}",
-            path.display()
-        ))
-    })
+    crate::write_json(path, r)
 }
 
 fn print_summary(format: Format, r: &RunResult, path: &Path, brief: bool) {
@@ -402,45 +394,16 @@ fn run_capped(
     out_path: &Path,
     redactor: &Redactor,
 ) -> Result<i32, CliError> {
-    let cg = memlimit::Cgroup::create(limit).map_err(CliError::bad_input)?;
-    let (page_cache, warning) = memlimit::drop_page_cache();
-    if let Some(w) = &warning {
-        eprintln!("yardstick: warning: {w}");
-    }
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::failed(format!("cannot find the yardstick executable: {e}")))?;
-    let mut args: Vec<String> = command_line.iter().skip(1).cloned().collect();
+    let mut extra: Vec<String> = Vec::new();
     if a.out.is_none() {
-        args.extend(["--out".into(), out_path.display().to_string()]);
+        extra.extend(["--out".into(), out_path.display().to_string()]);
     }
     if a.seed.is_none() {
-        args.extend(["--seed".into(), seed.to_string()]);
+        extra.extend(["--seed".into(), seed.to_string()]);
     }
-    // runs: yardstick, this executable
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args(&args);
-    let started = SystemTime::now();
-    let t0 = std::time::Instant::now();
-    let status = cg
-        .spawn(&mut cmd, &page_cache)
-        .and_then(|mut child| child.wait())
-        .map_err(|e| {
-            CliError::bad_input(format!(
-                "cannot run the benchmark process in cgroup {}: {e}",
-                cg.dir().display()
-            ))
-        })?;
-    if let Some(code) = status.code() {
-        return Ok(code);
-    }
-    let oom = cg.oom_killed();
-    let signal = memlimit::describe(&status).unwrap_or(0);
-    let why = if oom {
-        format!(
-            "killed by the memory limit: the cgroup's OOM killer ended the benchmark process (signal {signal}) at --memory-limit {limit} bytes; no figures were kept"
-        )
-    } else {
-        format!("the benchmark process was killed by signal {signal}; no figures were kept")
+    let killed = match memlimit::run_capped(limit, command_line, &extra)? {
+        memlimit::Capped::Exited(code) => return Ok(code),
+        memlimit::Capped::Killed(k) => k,
     };
     let spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
@@ -466,14 +429,14 @@ fn run_capped(
         config,
         binding,
         redactor,
-        vec![why.clone()],
+        vec![killed.why.clone()],
     );
     let out = RunOutput {
         total: Default::default(),
         series: Vec::new(),
-        started_at: started,
+        started_at: killed.started,
         ended_at: SystemTime::now(),
-        measured_elapsed: t0.elapsed(),
+        measured_elapsed: killed.elapsed,
         warmup_ops: 0,
         interrupted: false,
         unstarted: 0,
@@ -485,9 +448,9 @@ fn run_capped(
     let mut r = result::build_result(ctx, &out);
     // no figures: the result is incomplete, and its first warning says why
     r.complete = false;
-    r.memory_limit = Some(cg.record(&page_cache, oom));
+    r.memory_limit = Some(killed.record);
     write_result(out_path, &r)?;
-    eprintln!("yardstick: {why}");
+    eprintln!("yardstick: {}", killed.why);
     eprintln!("result: {}", out_path.display());
     Ok(crate::EXIT_FAILED)
 }
@@ -551,13 +514,8 @@ impl WithBinding for Exec<'_> {
             config.retry_limit = n;
         }
         let state = Arc::new(SharedState::new(config));
-        let out = run::run(
-            binding.clone(),
-            state.clone(),
-            self.spec,
-            self.control,
-            &mut |v| status.update(v),
-        )?;
+        let work = run::Ycsb::new(binding.clone(), state.clone(), self.spec.phase);
+        let out = run::run(&work, self.spec, self.control, &mut |v| status.update(v))?;
         Ok(Opened {
             out,
             engine,

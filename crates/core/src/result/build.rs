@@ -55,7 +55,8 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
 
     let mut operations = BTreeMap::new();
     for kind in OpKind::ALL {
-        let Some(o) = &total.ops[kind.index()] else {
+        // a kind seen only in a retry that never ended has no figures
+        let Some(o) = total.ops[kind.index()].as_ref().filter(|o| o.count() > 0) else {
             continue;
         };
         let statuses = Status::ALL
@@ -125,7 +126,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     if errors > 0 {
         let by_status: Vec<String> = Status::ALL
             .iter()
-            .filter(|s| **s != Status::Ok)
+            .filter(|s| !s.completes())
             .filter_map(|s| {
                 let n: u64 = total
                     .ops
@@ -157,10 +158,10 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             out.late_reports
         ));
     }
-    if total.retries > 0 {
+    let retries = total.retries();
+    if retries > 0 {
         warnings.push(format!(
-            "{} attempts were retries of failed operations (retry.limit, core_workload_insertion_retry_limit); latency covers every attempt",
-            total.retries
+            "{retries} attempts were retries of failed operations (retry.limit, core_workload_insertion_retry_limit); latency covers every attempt"
         ));
     }
 
@@ -230,7 +231,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             errors,
             ops_per_sec,
             warmup_operations: out.warmup_ops,
-            retries: total.retries,
+            retries,
         },
         operations,
         schedule,

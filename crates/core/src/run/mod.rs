@@ -1,25 +1,29 @@
 //! The run: N worker threads x M in-flight slots, each slot a loop of
-//! plan -> pace -> execute -> record; a sampler on the calling thread merges
-//! the workers' recorders once per interval into totals and a time series.
+//! pace -> step its [`Work`] (plan, call, time, record); a sampler on the
+//! calling thread merges the workers' recorders once per interval into
+//! totals and a time series.
 //!
 //! ```text
-//! Stream::next_*_op ─▶ Pacer (open loop) ─▶ Session call, timed ─▶ Recorder
-//!        (per slot)        (global schedule)      (per worker)         │ once per interval
-//!                                                                      ▼
-//!                                     Sampler: totals, time series, status callback
+//! Pacer (open loop) ─▶ Work::step: plan, call, timed ─▶ Recorder
+//!  (global schedule)    (YCSB op or TPC-C txn, per slot)  (per worker)   │ once per interval
+//!                                                                         ▼
+//!                                        Sampler: totals, time series, status callback
 //! ```
 pub mod cpu;
 pub mod pacer;
 pub mod sampler;
 pub mod spec;
-pub mod worker;
+pub mod work;
+mod worker;
+mod ycsb;
 
 pub use pacer::Pacer;
 pub use sampler::{IntervalPoint, IntervalView, PointOp, RunOutput};
 pub use spec::{Control, RunSpec, SpecError};
+pub use work::{Origin, Recording, SlotId, Stepped, Work};
+pub use ycsb::Ycsb;
 
 use crate::binding::{Binding, BindingError};
-use crate::workload::SharedState;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,12 +42,11 @@ pub fn clear_table<B: Binding>(binding: &B) -> Result<Option<u64>, BindingError>
     })
 }
 
-/// Runs `spec` against `binding`, calling `on_interval` once per sampling
+/// Runs `work` as `spec` says, calling `on_interval` once per sampling
 /// interval (for the status line). Returns the merged measurements; a run
 /// stopped by `control.stop` returns what it measured, flagged interrupted.
-pub fn run<B: Binding>(
-    binding: Arc<B>,
-    shared: Arc<SharedState>,
+pub fn run<W: Work>(
+    work: &W,
     spec: &RunSpec,
     control: &Control,
     on_interval: &mut dyn FnMut(&IntervalView),
@@ -61,19 +64,18 @@ pub fn run<B: Binding>(
             let ctx = worker::WorkerContext {
                 worker: w,
                 spec: spec.clone(),
-                shared: shared.clone(),
                 stop: stop.clone(),
                 abort: abort.clone(),
                 gate: gate.clone(),
                 tx: tx.clone(),
                 budget: budget.clone(),
             };
-            let (binding, worker_failed) = (binding.clone(), failed.clone());
+            let worker_failed = failed.clone();
             let started = std::thread::Builder::new()
                 .name(format!("yardstick-worker-{w}"))
                 .spawn_scoped(scope, move || {
                     let run = std::panic::AssertUnwindSafe(|| {
-                        worker::run_worker(&*binding, ctx, &worker_failed)
+                        worker::run_worker(work, ctx, &worker_failed)
                     });
                     if let Err(panic) = std::panic::catch_unwind(run) {
                         let why = panic

@@ -21,16 +21,19 @@ pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
 /// Everything measured for one operation kind.
 #[derive(Debug, Clone)]
 pub struct OpRecorder {
-    /// Successful operations: end - intended start (open loop) or end - start.
+    /// Completed operations ([`Status::completes`]): end - intended start
+    /// (open loop) or end - start.
     pub response: Histogram<u64>,
-    /// Successful operations: end - actual start.
+    /// Completed operations: end - actual start.
     pub service: Histogram<u64>,
-    /// Failed operations (any status but ok): response time.
+    /// The others (not found, errors, ...): response time.
     pub failed: Histogram<u64>,
     /// Operations by status, indexed by `Status::index`.
     pub statuses: [u64; Status::ALL.len()],
     pub rows: u64,
     pub bytes: u64,
+    /// Attempts retried after a failure (counted, never hidden).
+    pub retries: u64,
     /// Records returned per scan.
     pub scan_rows: Option<Histogram<u64>>,
 }
@@ -44,6 +47,7 @@ impl OpRecorder {
             statuses: [0; Status::ALL.len()],
             rows: 0,
             bytes: 0,
+            retries: 0,
             scan_rows: (kind == OpKind::Scan).then(new_histogram),
         }
     }
@@ -52,8 +56,14 @@ impl OpRecorder {
         self.statuses.iter().sum()
     }
 
+    /// Operations that did not complete (not found and duplicate keys included).
     pub fn errors(&self) -> u64 {
-        self.count() - self.statuses[Status::Ok.index()]
+        self.count() - self.completed()
+    }
+
+    /// Operations that completed ([`Status::completes`]).
+    pub fn completed(&self) -> u64 {
+        self.statuses[Status::Ok.index()] + self.statuses[Status::RolledBack.index()]
     }
 
     pub fn add(&mut self, o: &OpRecorder) {
@@ -71,6 +81,7 @@ impl OpRecorder {
         }
         self.rows += o.rows;
         self.bytes += o.bytes;
+        self.retries += o.retries;
         if let (Some(a), Some(b)) = (&mut self.scan_rows, &o.scan_rows) {
             a.add(b).expect("auto-resizing histograms always add");
         } else if self.scan_rows.is_none() {
@@ -85,6 +96,7 @@ impl OpRecorder {
         self.statuses = [0; Status::ALL.len()];
         self.rows = 0;
         self.bytes = 0;
+        self.retries = 0;
         if let Some(h) = &mut self.scan_rows {
             h.reset();
         }
@@ -98,9 +110,6 @@ pub struct Recorder {
     /// Open loop: how late operations started relative to their intended time.
     pub lag: Option<Histogram<u64>>,
     pub late: u64,
-    /// Operations retried after a failure (insertion retries), not hidden.
-    pub retries: u64,
-    /// The first error messages seen, for the result.
     /// Distinct error messages with how often each was seen (the first
     /// `ERROR_SAMPLES` distinct ones).
     pub error_samples: Vec<(OpKind, Status, String, u64)>,
@@ -134,7 +143,7 @@ impl Recorder {
         op.statuses[status.index()] += 1;
         op.rows += rows;
         op.bytes += bytes;
-        if status == Status::Ok {
+        if status.completes() {
             put(&mut op.response, response_ns.max(1));
             put(&mut op.service, service_ns.max(1));
             if let Some(h) = &mut op.scan_rows {
@@ -143,6 +152,17 @@ impl Recorder {
         } else {
             put(&mut op.failed, response_ns.max(1));
         }
+    }
+
+    /// Counts one retried attempt of a `kind` operation.
+    #[cold]
+    pub fn record_retry(&mut self, kind: OpKind) {
+        self.op(kind).retries += 1;
+    }
+
+    /// Attempts retried, over every kind.
+    pub fn retries(&self) -> u64 {
+        self.ops.iter().flatten().map(|o| o.retries).sum()
     }
 
     #[cold]
@@ -189,7 +209,6 @@ impl Recorder {
             }
         }
         self.late += other.late;
-        self.retries += other.retries;
         for (kind, status, message, n) in &other.error_samples {
             self.add_error_sample(*kind, *status, message, *n);
         }
@@ -204,7 +223,6 @@ impl Recorder {
             l.reset();
         }
         self.late = 0;
-        self.retries = 0;
         self.error_samples.clear();
     }
 
@@ -226,8 +244,11 @@ impl Recorder {
         self.ops.iter().flatten().map(|o| o.errors()).sum()
     }
 
+    /// Nothing recorded: no operation, retry or start lag.
     pub fn is_empty(&self) -> bool {
-        self.total_ops() == 0 && self.lag.as_ref().is_none_or(|l| l.is_empty())
+        self.total_ops() == 0
+            && self.retries() == 0
+            && self.lag.as_ref().is_none_or(|l| l.is_empty())
     }
 }
 

@@ -196,6 +196,18 @@ impl Txn {
         self as usize
     }
 
+    /// The operation kind the runner records this transaction as.
+    pub fn op(self) -> crate::op::OpKind {
+        use crate::op::OpKind;
+        match self {
+            Txn::NewOrder => OpKind::NewOrder,
+            Txn::Payment => OpKind::Payment,
+            Txn::OrderStatus => OpKind::OrderStatus,
+            Txn::Delivery => OpKind::Delivery,
+            Txn::StockLevel => OpKind::StockLevel,
+        }
+    }
+
     /// Keying time and mean think time in seconds (clause 5.2.5.7).
     pub fn keying_and_think_s(self) -> (f64, f64) {
         match self {

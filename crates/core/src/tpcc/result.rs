@@ -3,7 +3,7 @@
 //! HdrHistograms for exact merging, time series, warnings), with tpmC,
 //! per-transaction counts and latencies, and the consistency checks.
 use crate::binding::EngineInfo;
-use crate::result::{ClientInfo, ErrorSample, HostInfo, Tool};
+use crate::result::{ClientInfo, ErrorSample, HostInfo, MemoryLimit, Tool};
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -40,6 +40,9 @@ pub struct TpccResult {
     pub client: ClientInfo,
     pub warnings: Vec<String>,
     pub error_samples: Vec<ErrorSample>,
+    /// `--memory-limit`: the cgroup the terminals ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<MemoryLimit>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -62,6 +65,13 @@ pub struct TpccConfig {
     /// Warehouses loaded in the database (at least `warehouses`).
     pub warehouses_loaded: u32,
     pub terminals: u32,
+    /// Worker threads the terminals shared (0 in results of versions that
+    /// gave each terminal a thread of its own).
+    #[serde(default)]
+    pub threads: u32,
+    /// `--target`: transactions per second over all terminals (open loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_per_sec: Option<f64>,
     pub duration_s: f64,
     pub warmup_s: f64,
     /// Keying and think times of clause 5.2.5.7 (`--spec-timing`); off by

@@ -244,6 +244,13 @@ impl Stream {
                     write: fields,
                 }
             }
+            OpKind::NewOrder
+            | OpKind::Payment
+            | OpKind::OrderStatus
+            | OpKind::Delivery
+            | OpKind::StockLevel => {
+                unreachable!("CoreConfig builds the mix from YCSB's proportions only")
+            }
         }
     }
 

@@ -38,7 +38,6 @@ const TIDB_RETRYABLE: &[u16] = &[9007, 8002, 8022, 8028];
 const INSERT_BYTES: usize = 1 << 20;
 
 pub struct MysqlConn {
-    rt: tokio::runtime::Runtime,
     conn: mysql_async::Conn,
     statements: HashMap<usize, Statement>,
     tidb: bool,
@@ -58,8 +57,8 @@ pub struct MysqlConn {
 
 /// MySQL's and MariaDB's entry in the registry's TPC-C dispatch.
 pub const SUPPORT: Support = Support {
-    open: |target, _create, isolation| {
-        let c = MysqlConn::open(target, isolation)?;
+    open: |target, _create, isolation| Box::pin(async move {
+        let c = MysqlConn::open(target, isolation).await?;
         let engine = yardstick_core::binding::EngineInfo {
             name: c.name.clone(),
             version: c.version.clone(),
@@ -71,7 +70,7 @@ pub const SUPPORT: Support = Support {
             isolation: crate::tpcc::locking(isolation),
             statements: MysqlConn::STATEMENTS,
         })
-    },
+    }),
     default_isolation: Isolation::RepeatableRead,
 };
 
@@ -81,23 +80,21 @@ impl MysqlConn {
 
     /// Connects and sets the session's isolation level; a server that
     /// refuses the level is an error naming it.
-    pub fn open(target: &Target, isolation: Isolation) -> Result<MysqlConn, DbError> {
+    pub async fn open(target: &Target, isolation: Isolation) -> Result<MysqlConn, DbError> {
         let ep = crate::mysql::endpoint(target).map_err(DbError::other)?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+        let mut conn = crate::mysql::open_conn(&ep)
+            .await
             .map_err(DbError::other)?;
-        let mut conn = rt
-            .block_on(crate::mysql::open_conn(&ep))
-            .map_err(DbError::other)?;
-        let (version, sql_mode): (String, String) = rt
-            .block_on(conn.query_first("SELECT VERSION(), @@SESSION.sql_mode"))
+        let (version, sql_mode): (String, String) = conn
+            .query_first("SELECT VERSION(), @@SESSION.sql_mode")
+            .await
             .map_err(err_plain)?
             .unwrap_or_default();
         let level = isolation.sql();
-        rt.block_on(conn.query_drop(format!(
+        conn.query_drop(format!(
             "SET SESSION TRANSACTION ISOLATION LEVEL {level}; SET time_zone = '+00:00'"
-        )))
+        ))
+        .await
         .map_err(|e| {
             DbError::other(format!(
                 "{} refuses isolation level {level} ({}); choose another with --isolation",
@@ -105,10 +102,9 @@ impl MysqlConn {
                 err_plain(e)
             ))
         })?;
-        let settings = rt.block_on(crate::mysql::server_settings(&mut conn));
+        let settings = crate::mysql::server_settings(&mut conn).await;
         let name = crate::mysql::engine_name(&version);
         Ok(MysqlConn {
-            rt,
             conn,
             statements: HashMap::new(),
             tidb: ep.tidb || name == "tidb",
@@ -140,14 +136,11 @@ impl MysqlConn {
         }
     }
 
-    fn statement(&mut self, sql: &'static str) -> Result<Statement, DbError> {
+    async fn statement(&mut self, sql: &'static str) -> Result<Statement, DbError> {
         if let Some(s) = self.statements.get(&(sql.as_ptr() as usize)) {
             return Ok(s.clone());
         }
-        let st = self
-            .rt
-            .block_on(self.conn.prep(sql))
-            .map_err(|e| self.err(e))?;
+        let st = self.conn.prep(sql).await.map_err(|e| self.err(e))?;
         self.statements.insert(sql.as_ptr() as usize, st.clone());
         Ok(st)
     }
@@ -155,7 +148,7 @@ impl MysqlConn {
     /// Sends a pending START TRANSACTION, the deferred statements, `stmts`
     /// and `end` (COMMIT) as one multi-statement query and returns the
     /// answers to `stmts`. The server stops at the first failing statement.
-    fn send(&mut self, stmts: Vec<Stmt>, end: Option<&str>) -> Result<Vec<Done>, DbError> {
+    async fn send(&mut self, stmts: Vec<Stmt>, end: Option<&str>) -> Result<Vec<Done>, DbError> {
         let (begin, all, skip) = self.pending.take(stmts);
         let now = literal_now();
         let mut sql = String::with_capacity(256 * (all.len() + 2));
@@ -175,7 +168,7 @@ impl MysqlConn {
             sql.pop();
         }
         let conn = &mut self.conn;
-        let r = self.rt.block_on(async move {
+        let r = async move {
             let mut res = conn.query_iter(sql).await?;
             if begin {
                 res.collect::<mysql_async::Row>().await?;
@@ -193,7 +186,8 @@ impl MysqlConn {
             }
             res.drop_result().await?;
             Ok::<_, mysql_async::Error>(out)
-        });
+        }
+        .await;
         let mut out = r.map_err(|e| self.err(e))?;
         out.drain(..skip);
         Ok(out)
@@ -206,9 +200,9 @@ impl MysqlConn {
     }
 
     /// Sends a pending START TRANSACTION and the deferred statements.
-    fn flush(&mut self) -> Result<(), DbError> {
+    async fn flush(&mut self) -> Result<(), DbError> {
         if self.pending.any() {
-            self.send(Vec::new(), None)?;
+            self.send(Vec::new(), None).await?;
         }
         Ok(())
     }
@@ -217,7 +211,7 @@ impl MysqlConn {
     /// is the `rows` tab-separated rows in `pieces`. LOCAL turns row errors
     /// into warnings, so any warning, or a row count other than the rows
     /// sent, is an error.
-    fn load_data(
+    async fn load_data(
         &mut self,
         table: &str,
         pieces: Vec<bytes::Bytes>,
@@ -237,7 +231,7 @@ impl MysqlConn {
             yardstick_core::tpcc::columns(table).join(", ")
         );
         let conn = &mut self.conn;
-        self.rt.block_on(async move {
+        async move {
             conn.query_drop(sql).await?;
             let loaded = conn.affected_rows();
             if conn.get_warnings() > 0 || loaded != rows as u64 {
@@ -254,12 +248,13 @@ impl MysqlConn {
                 ));
             }
             Ok(())
-        })
+        }
+        .await
     }
 
-    fn simple(&mut self, sql: &str) -> Result<(), DbError> {
-        self.flush()?;
-        let r = self.rt.block_on(self.conn.query_drop(sql));
+    async fn simple(&mut self, sql: &str) -> Result<(), DbError> {
+        self.flush().await?;
+        let r = self.conn.query_drop(sql).await;
         r.map_err(|e| self.err(e))
     }
 }
@@ -440,83 +435,84 @@ fn insert_statements(
     out
 }
 
+#[async_trait::async_trait(?Send)]
 impl Conn for MysqlConn {
-    fn begin(&mut self) -> Result<(), DbError> {
+    async fn begin(&mut self) -> Result<(), DbError> {
         self.pending.begin();
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), DbError> {
+    async fn commit(&mut self) -> Result<(), DbError> {
         if self.pending.commit_is_empty() {
             return Ok(());
         }
-        self.send(Vec::new(), Some("COMMIT")).map(|_| ())
+        self.send(Vec::new(), Some("COMMIT")).await.map(|_| ())
     }
 
-    fn rollback(&mut self) -> Result<(), DbError> {
+    async fn rollback(&mut self) -> Result<(), DbError> {
         if self.pending.rollback() {
             return Ok(());
         }
-        self.simple("ROLLBACK")
+        self.simple("ROLLBACK").await
     }
 
-    fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+    async fn query(&mut self, sql: &'static str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         if self.pending.any() {
-            let mut out = self.send(vec![Stmt::Query(sql, params.to_vec())], None)?;
+            let mut out = self.send(vec![Stmt::Query(sql, params.to_vec())], None).await?;
             return Ok(out.pop().map(Done::rows).unwrap_or_default());
         }
-        let st = self.statement(sql)?;
+        let st = self.statement(sql).await?;
         let ps: Vec<mysql_async::Value> = params.iter().map(param).collect();
-        let r: Result<Vec<mysql_async::Row>, _> = self.rt.block_on(self.conn.exec(&st, ps));
+        let r: Result<Vec<mysql_async::Row>, _> = self.conn.exec(&st, ps).await;
         Ok(rows(r.map_err(|e| self.err(e))?))
     }
 
-    fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
-        self.send(stmts, None)
+    async fn pipeline(&mut self, stmts: Vec<Stmt>) -> Result<Vec<Done>, DbError> {
+        self.send(stmts, None).await
     }
 
-    fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+    async fn defer(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
         self.pending.defer(stmts);
         Ok(())
     }
 
-    fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
+    async fn execute(&mut self, sql: &'static str, params: &[Value]) -> Result<u64, DbError> {
         if self.pending.any() {
-            let out = self.send(vec![Stmt::Exec(sql, params.to_vec())], None)?;
+            let out = self.send(vec![Stmt::Exec(sql, params.to_vec())], None).await?;
             return Ok(out.last().map_or(0, Done::count));
         }
-        let st = self.statement(sql)?;
+        let st = self.statement(sql).await?;
         let ps: Vec<mysql_async::Value> = params.iter().map(param).collect();
-        let r = self.rt.block_on(self.conn.exec_drop(&st, ps));
+        let r = self.conn.exec_drop(&st, ps).await;
         r.map_err(|e| self.err(e))?;
         Ok(self.conn.affected_rows())
     }
 
-    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.simple(sql)
+    async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.simple(sql).await
     }
 
     /// MySQL has no CREATE INDEX IF NOT EXISTS (MariaDB and TiDB have):
     /// an existing index is the duplicate key name error.
-    fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
-        self.flush()?;
-        match self.rt.block_on(self.conn.query_drop(ddl)) {
+    async fn create_index(&mut self, ddl: &str) -> Result<(), DbError> {
+        self.flush().await?;
+        match self.conn.query_drop(ddl).await {
             Err(mysql_async::Error::Server(e)) if e.code == ER_DUP_KEYNAME => Ok(()),
             r => r.map_err(|e| self.err(e)),
         }
     }
 
-    fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
+    async fn load(&mut self, table: &str, rows: &[Row]) -> Result<(), DbError> {
         let now = load_time();
-        self.load_text(table, TextRows::from_rows(rows, &now))
+        self.load_text(table, TextRows::from_rows(rows, &now)).await
     }
 
     fn text_load_time(&self) -> Option<String> {
         Some(load_time())
     }
 
-    fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
-        self.flush()?;
+    async fn load_text(&mut self, table: &str, text: TextRows) -> Result<(), DbError> {
+        self.flush().await?;
         let rows = text.len();
         let pieces: Vec<bytes::Bytes> = text
             .into_pieces()
@@ -525,7 +521,7 @@ impl Conn for MysqlConn {
             .collect();
         if self.local_infile {
             // the clones share the pieces' bytes
-            match self.load_data(table, pieces.clone(), rows) {
+            match self.load_data(table, pieces.clone(), rows).await {
                 Ok(()) => return Ok(()),
                 // local_infile is off: INSERT from now on
                 Err(mysql_async::Error::Server(e))
@@ -545,14 +541,14 @@ impl Conn for MysqlConn {
         // column's type as LOAD DATA would
         let rows = crate::tpcc::rows_from_text(&pieces);
         let statements = insert_statements(table, &rows, "", self.no_backslash_escapes);
-        self.begin()?;
+        self.begin().await?;
         for sql in &statements {
-            if let Err(e) = self.simple(sql) {
-                let _ = self.rollback();
+            if let Err(e) = self.simple(sql).await {
+                let _ = self.rollback().await;
                 return Err(e);
             }
         }
-        self.commit()
+        self.commit().await
     }
 }
 

@@ -13,25 +13,25 @@ pub enum Ended {
 
 /// Runs `body` in a transaction: commits on success, rolls back on error or
 /// on a requested rollback.
-fn in_txn<C: Conn>(
+async fn in_txn<C: Conn + ?Sized>(
     c: &mut C,
-    body: impl FnOnce(&mut C) -> Result<Ended, DbError>,
+    body: impl AsyncFnOnce(&mut C) -> Result<Ended, DbError>,
 ) -> Result<Ended, DbError> {
-    c.begin()?;
-    match body(c) {
-        Ok(Ended::Committed) => match c.commit() {
+    c.begin().await?;
+    match body(c).await {
+        Ok(Ended::Committed) => match c.commit().await {
             Ok(()) => Ok(Ended::Committed),
             Err(e) => {
-                let _ = c.rollback();
+                let _ = c.rollback().await;
                 Err(e)
             }
         },
         Ok(Ended::RolledBack) => {
-            c.rollback()?;
+            c.rollback().await?;
             Ok(Ended::RolledBack)
         }
         Err(e) => {
-            let _ = c.rollback();
+            let _ = c.rollback().await;
             Err(e)
         }
     }
@@ -77,8 +77,8 @@ impl Answers {
     }
 }
 
-fn pipe<C: Conn>(c: &mut C, stmts: Vec<Stmt>) -> Result<Answers, DbError> {
-    Ok(Answers(c.pipeline(stmts)?.into_iter()))
+async fn pipe<C: Conn + ?Sized>(c: &mut C, stmts: Vec<Stmt>) -> Result<Answers, DbError> {
+    Ok(Answers(c.pipeline(stmts).await?.into_iter()))
 }
 
 /// Clause 2.4.2, in three pipelines: the warehouse, district (locked) and
@@ -86,8 +86,8 @@ fn pipe<C: Conn>(c: &mut C, stmts: Vec<Stmt>) -> Result<Answers, DbError> {
 /// every line's item and stock row (locked); then every line's stock update
 /// and order line. Stock rows are locked in (warehouse, item) order so two
 /// New-Orders never wait on each other in a cycle.
-pub fn new_order<C: Conn>(c: &mut C, o: &NewOrder) -> Result<Ended, DbError> {
-    in_txn(c, |c| {
+pub async fn new_order<C: Conn + ?Sized>(c: &mut C, o: &NewOrder) -> Result<Ended, DbError> {
+    in_txn(c, async |c| {
         let mut a = pipe(
             c,
             vec![
@@ -101,7 +101,7 @@ pub fn new_order<C: Conn>(c: &mut C, o: &NewOrder) -> Result<Ended, DbError> {
                     vec![i(o.w_id), i(o.d_id), i(o.c_id)],
                 ),
             ],
-        )?;
+        ).await?;
         let w_tax = num(&a.row("warehouse")?, 0);
         let d = a.row("district")?;
         let (d_tax, o_id) = (num(&d, 0), int(&d, 1));
@@ -144,7 +144,7 @@ pub fn new_order<C: Conn>(c: &mut C, o: &NewOrder) -> Result<Ended, DbError> {
                 vec![i(l.supply_w_id), i(l.i_id)],
             ));
         }
-        let mut a = pipe(c, stmts)?;
+        let mut a = pipe(c, stmts).await?;
         for _ in 0..3 {
             a.count();
         }
@@ -205,19 +205,27 @@ pub fn new_order<C: Conn>(c: &mut C, o: &NewOrder) -> Result<Ended, DbError> {
             ));
         }
         stmts.extend(lines);
-        c.defer(stmts)?;
+        c.defer(stmts).await?;
         // the order's total, as the terminal would display it
         let _total = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
         Ok(Ended::Committed)
     })
+    .await
 }
 
 /// The customer's id: by id, or by last name (clause 2.5.2.2).
-fn customer_id<C: Conn>(c: &mut C, w: u32, d: u32, by: &CustomerBy) -> Result<u32, DbError> {
+async fn customer_id<C: Conn + ?Sized>(
+    c: &mut C,
+    w: u32,
+    d: u32,
+    by: &CustomerBy,
+) -> Result<u32, DbError> {
     match by {
         CustomerBy::Id(id) => Ok(*id),
         CustomerBy::LastName(last) => {
-            let rows = c.query(CUSTOMERS_BY_NAME, &[i(w), i(d), Value::Text(last.clone())])?;
+            let rows = c
+                .query(CUSTOMERS_BY_NAME, &[i(w), i(d), Value::Text(last.clone())])
+                .await?;
             middle_customer(&rows, w, d, last)
         }
     }
@@ -244,8 +252,8 @@ fn middle_customer(rows: &[Row], w: u32, d: u32, last: &str) -> Result<u32, DbEr
 /// addresses, and the customer (by id: locked in the same pipeline; by last
 /// name: looked up there, locked in a second one); then the customer's
 /// update and the history row.
-pub fn payment<C: Conn>(c: &mut C, p: &Payment) -> Result<Ended, DbError> {
-    in_txn(c, |c| {
+pub async fn payment<C: Conn + ?Sized>(c: &mut C, p: &Payment) -> Result<Ended, DbError> {
+    in_txn(c, async |c| {
         let amount = Value::Num(p.amount);
         let mut stmts = vec![
             Stmt::Exec(
@@ -275,7 +283,7 @@ pub fn payment<C: Conn>(c: &mut C, p: &Payment) -> Result<Ended, DbError> {
                 vec![cw.clone(), cd.clone(), Value::Text(last.clone())],
             ),
         });
-        let mut a = pipe(c, stmts)?;
+        let mut a = pipe(c, stmts).await?;
         a.count();
         let w = a.row("warehouse")?;
         a.count();
@@ -285,7 +293,7 @@ pub fn payment<C: Conn>(c: &mut C, p: &Payment) -> Result<Ended, DbError> {
             CustomerBy::LastName(last) => {
                 let c_id = middle_customer(&a.rows(), p.c_w_id, p.c_d_id, last)?;
                 let cu = first(
-                    c.query(CUSTOMER_FOR_UPDATE, &[cw.clone(), cd.clone(), i(c_id)])?,
+                    c.query(CUSTOMER_FOR_UPDATE, &[cw.clone(), cd.clone(), i(c_id)]).await?,
                     "customer",
                 )?;
                 (c_id, cu)
@@ -310,7 +318,7 @@ pub fn payment<C: Conn>(c: &mut C, p: &Payment) -> Result<Ended, DbError> {
                 c.query(
                     "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
                     &[cw.clone(), cd.clone(), i(c_id)],
-                )?,
+                ).await?,
                 "customer",
             )?;
             let mut new = format!(
@@ -333,16 +341,17 @@ pub fn payment<C: Conn>(c: &mut C, p: &Payment) -> Result<Ended, DbError> {
                 vec![amount.clone(), amount, cw, cd, i(c_id)],
             )
         };
-        c.defer(vec![update, history])?;
+        c.defer(vec![update, history]).await?;
         Ok(Ended::Committed)
     })
+    .await
 }
 
 /// Clause 2.6.2 (read only): the customer and their last order in one
 /// pipeline, then the order's lines.
-pub fn order_status<C: Conn>(c: &mut C, s: &OrderStatus) -> Result<Ended, DbError> {
-    in_txn(c, |c| {
-        let c_id = customer_id(c, s.w_id, s.d_id, &s.customer)?;
+pub async fn order_status<C: Conn + ?Sized>(c: &mut C, s: &OrderStatus) -> Result<Ended, DbError> {
+    in_txn(c, async |c| {
+        let c_id = customer_id(c, s.w_id, s.d_id, &s.customer).await?;
         let mut a = pipe(
             c,
             vec![
@@ -355,16 +364,17 @@ pub fn order_status<C: Conn>(c: &mut C, s: &OrderStatus) -> Result<Ended, DbErro
                     vec![i(s.w_id), i(s.d_id), i(c_id)],
                 ),
             ],
-        )?;
+        ).await?;
         a.row("customer")?;
         if let Some(o) = a.rows().first() {
             c.query(
                 "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
                 &[i(s.w_id), i(s.d_id), Value::Int(int(o, 0))],
-            )?;
+            ).await?;
         }
         Ok(Ended::Committed)
     })
+    .await
 }
 
 /// Clause 2.7.4: the oldest undelivered order of each district, in one
@@ -372,9 +382,9 @@ pub fn order_status<C: Conn>(c: &mut C, s: &OrderStatus) -> Result<Ended, DbErro
 /// (locked); each of those orders' new-order deletion, customer, carrier,
 /// delivery dates and total; every customer's balance. Returns the orders
 /// delivered.
-pub fn delivery<C: Conn>(c: &mut C, d: &Delivery) -> Result<(Ended, u32), DbError> {
+pub async fn delivery<C: Conn + ?Sized>(c: &mut C, d: &Delivery) -> Result<(Ended, u32), DbError> {
     let mut delivered = 0;
-    let ended = in_txn(c, |c| {
+    let ended = in_txn(c, async |c| {
         let districts = 1..=yardstick_core::tpcc::DISTRICTS;
         let mut a = pipe(
             c,
@@ -387,7 +397,7 @@ pub fn delivery<C: Conn>(c: &mut C, d: &Delivery) -> Result<(Ended, u32), DbErro
                     )
                 })
                 .collect(),
-        )?;
+        ).await?;
         // (district, order) of the districts with an undelivered order
         let orders: Vec<(u32, Value)> = districts
             .filter_map(|d_id| {
@@ -421,7 +431,7 @@ pub fn delivery<C: Conn>(c: &mut C, d: &Delivery) -> Result<(Ended, u32), DbErro
                 key,
             ));
         }
-        let mut a = pipe(c, stmts)?;
+        let mut a = pipe(c, stmts).await?;
         let mut balances = Vec::with_capacity(orders.len());
         for (d_id, o_id) in &orders {
             if a.count() == 0 {
@@ -444,23 +454,27 @@ pub fn delivery<C: Conn>(c: &mut C, d: &Delivery) -> Result<(Ended, u32), DbErro
                 vec![Value::Num(num(&sum, 0)), i(d.w_id), i(*d_id), Value::Int(int(&o, 0))],
             ));
         }
-        c.defer(balances)?;
+        c.defer(balances).await?;
         delivered = orders.len() as u32;
         Ok(Ended::Committed)
-    })?;
+    })
+    .await?;
     Ok((ended, delivered))
 }
 
 /// Clause 2.8.2 (read only): items of the district's last 20 orders whose
 /// stock is under the threshold.
-pub fn stock_level<C: Conn>(c: &mut C, s: &StockLevel) -> Result<(Ended, i64), DbError> {
+pub async fn stock_level<C: Conn + ?Sized>(
+    c: &mut C,
+    s: &StockLevel,
+) -> Result<(Ended, i64), DbError> {
     let mut low = 0;
-    let ended = in_txn(c, |c| {
+    let ended = in_txn(c, async |c| {
         let d = first(
             c.query(
                 "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?",
                 &[i(s.w_id), i(s.d_id)],
-            )?,
+            ).await?,
             "district",
         )?;
         let next = int(&d, 0);
@@ -475,12 +489,13 @@ pub fn stock_level<C: Conn>(c: &mut C, s: &StockLevel) -> Result<(Ended, i64), D
                     i(s.w_id),
                     i(s.threshold),
                 ],
-            )?,
+            ).await?,
             "count",
         )?;
         low = int(&r, 0);
         Ok(Ended::Committed)
-    })?;
+    })
+    .await?;
     Ok((ended, low))
 }
 

@@ -1,19 +1,14 @@
 //! A worker thread: its own single-threaded runtime running `concurrency`
-//! slots. Each slot plans, paces, executes and records operations; the
-//! thread's recorder goes to the sampler whenever an interval boundary passes.
-mod execute;
-
+//! slots. Each slot paces and steps its [`Work`], which records its
+//! operations in the thread's recorder; that goes to the sampler whenever an
+//! interval boundary passes.
 use super::pacer::{wait_until, Pacer};
 use super::spec::RunSpec;
-use crate::binding::{
-    Batch, Binding, BindingError, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet,
-};
-use crate::generator::fnvhash64;
+use super::work::{Origin, Recording, SlotId, Work};
+use crate::binding::{BindingError, Outcome};
 use crate::op::OpKind;
 use crate::rng::derive_seed;
 use crate::stats::Recorder;
-use crate::workload::{Phase, PlannedOp, SharedState, Stream};
-use execute::{execute, execute_batch};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -35,7 +30,6 @@ pub(crate) enum Report {
 pub(crate) struct WorkerContext {
     pub worker: usize,
     pub spec: RunSpec,
-    pub shared: Arc<SharedState>,
     pub stop: Arc<AtomicBool>,
     pub abort: Arc<AtomicBool>,
     pub gate: Arc<StartGate>,
@@ -160,8 +154,8 @@ impl Intervals {
     }
 }
 
-struct WorkerState {
-    rec: Recorder,
+pub(crate) struct WorkerState {
+    pub(crate) rec: Recorder,
     /// Interval the data in `rec` belongs to, and its end.
     index: i64,
     boundary: Instant,
@@ -175,15 +169,6 @@ struct WorkerState {
     /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
     /// re-taken every interval so calibration drift cannot accumulate.
     anchor: (Instant, u64),
-}
-
-/// Where an operation's response time is measured from.
-#[derive(Debug, Clone, Copy)]
-enum Origin {
-    /// Open loop: the operation's place on the schedule.
-    Intended(Instant),
-    /// Closed loop: a raw stamp (the call's start, or a retried insert's first attempt).
-    Stamp(u64),
 }
 
 impl WorkerState {
@@ -209,7 +194,7 @@ impl WorkerState {
     }
 
     fn send(&mut self) {
-        if !self.rec.is_empty() || self.rec.retries > 0 {
+        if !self.rec.is_empty() {
             let _ = self.tx.send(Report::Interval {
                 index: self.index,
                 rec: Box::new(self.rec.clone()),
@@ -221,7 +206,7 @@ impl WorkerState {
     /// Records an operation whose call ran from stamp `start` to stamp `end`;
     /// returns when it ended.
     #[inline]
-    fn record(
+    pub(crate) fn record(
         &mut self,
         kind: OpKind,
         out: &Outcome,
@@ -250,21 +235,13 @@ impl WorkerState {
     }
 }
 
-struct Buffers {
-    key: Vec<u8>,
-    values: WriteSet,
-    record: Record,
-    scan: ScanRows,
-    batch: Batch,
-}
-
 struct SlotEnd {
     unstarted: u64,
     lag_ns: u64,
 }
 
-pub(crate) fn run_worker<B: Binding>(
-    binding: &B,
+pub(crate) fn run_worker<W: Work>(
+    work: &W,
     ctx: WorkerContext,
     failed: &Mutex<Option<BindingError>>,
 ) {
@@ -274,12 +251,21 @@ pub(crate) fn run_worker<B: Binding>(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    let mut sessions = Vec::new();
+    let mut slots = Vec::new();
     match &rt {
         Ok(rt) => {
-            for _ in 0..ctx.spec.concurrency {
-                match rt.block_on(binding.session()) {
-                    Ok(s) => sessions.push(s),
+            for local in 0..ctx.spec.concurrency {
+                let id = SlotId {
+                    worker: ctx.worker,
+                    local,
+                    index: (ctx.worker * ctx.spec.concurrency + local) as u64,
+                    seed: derive_seed(
+                        ctx.spec.seed,
+                        &[ctx.spec.instance.0, ctx.worker as u64, local as u64],
+                    ),
+                };
+                match rt.block_on(work.open(id)) {
+                    Ok(s) => slots.push((id, s)),
                     Err(e) => {
                         if let Ok(mut f) = failed.lock() {
                             f.get_or_insert(e);
@@ -316,14 +302,19 @@ pub(crate) fn run_worker<B: Binding>(
         tx: ctx.tx.clone(),
         anchor: (Instant::now(), clock.raw()),
         budget: ctx.budget.clone(),
-        clock,
+        clock: clock.clone(),
     });
-    let alone = sessions.len() == 1;
-    let slots = sessions
+    let alone = slots.len() == 1;
+    let rec = Recording {
+        state: &state,
+        stop: &ctx.stop,
+        clock: &clock,
+        deadline: ctx.spec.duration.map(|d| intervals.measure_start + d),
+    };
+    let loops = slots
         .into_iter()
-        .enumerate()
-        .map(|(m, s)| slot_loop(s, m, &ctx, &state, t0, alone));
-    let ends = rt.block_on(futures_util::future::join_all(slots));
+        .map(|(id, s)| slot_loop(work, s, id, &ctx, &rec, t0, alone));
+    let ends = rt.block_on(futures_util::future::join_all(loops));
     state.borrow_mut().send();
     let _ = ctx.tx.send(Report::Done {
         unstarted: ends.iter().map(|e| e.unstarted).sum(),
@@ -331,36 +322,24 @@ pub(crate) fn run_worker<B: Binding>(
     });
 }
 
-async fn slot_loop<S: Session>(
-    mut session: S,
-    local_slot: usize,
+/// One slot: pace, stop when asked, when the time or the quota is up, or when
+/// the work has nothing left; otherwise step.
+async fn slot_loop<W: Work>(
+    work: &W,
+    mut slot: W::Slot,
+    id: SlotId,
     ctx: &WorkerContext,
-    state: &RefCell<WorkerState>,
+    rec: &Recording<'_>,
     t0: Instant,
     alone: bool,
 ) -> SlotEnd {
     let spec = &ctx.spec;
-    let shared = &*ctx.shared;
-    let slot = (ctx.worker * spec.concurrency + local_slot) as u64;
-    let seed = derive_seed(
-        spec.seed,
-        &[spec.instance.0, ctx.worker as u64, local_slot as u64],
-    );
-    let mut stream = Stream::new(shared, seed);
     let mut pacer = spec
         .target
-        .map(|rate| Pacer::new(t0, rate, slot, spec.slots()));
+        .map(|rate| Pacer::new(t0, rate, id.index, spec.slots()));
     let measure_start = t0 + spec.warmup;
-    let deadline = spec.duration.map(|d| measure_start + d);
-    let quota = spec.quota(slot);
-    let fields = shared.config.field_count;
-    let mut b = Buffers {
-        key: Vec::with_capacity(32),
-        values: WriteSet::default(),
-        record: Record::with_fields(fields),
-        scan: ScanRows::with_fields(fields),
-        batch: Batch::default(),
-    };
+    let deadline = rec.deadline;
+    let quota = spec.quota(id.index);
     let mut measured = 0u64;
     let mut end = SlotEnd {
         unstarted: 0,
@@ -370,7 +349,6 @@ async fn slot_loop<S: Session>(
         wait_until(t0, alone).await;
     }
     let mut last_end = Instant::now();
-    let clock = state.borrow().clock.clone();
     loop {
         if ctx.stop.load(Ordering::Relaxed)
             || ctx.budget.exceeded.load(Ordering::Relaxed)
@@ -394,7 +372,7 @@ async fn slot_loop<S: Session>(
                 let lag = now.saturating_duration_since(t).as_nanos() as u64;
                 end.lag_ns = lag;
                 if t >= measure_start {
-                    let mut ws = state.borrow_mut();
+                    let mut ws = rec.state.borrow_mut();
                     ws.advance(now);
                     ws.rec.record_lag(lag);
                 }
@@ -409,59 +387,13 @@ async fn slot_loop<S: Session>(
                 None
             }
         };
-        if spec.phase == Phase::Load && shared.config.batch_size > 1 {
-            b.batch.clear();
-            while b.batch.len() < shared.config.batch_size {
-                let Some(op) = stream.next_load_op(shared) else {
-                    break;
-                };
-                let (key, values) = b.batch.push();
-                stream.key(shared, op.keynum, key);
-                stream.values(shared, key, Fields::All, values);
-            }
-            if b.batch.is_empty() {
-                break;
-            }
-            let done = execute_batch(
-                &mut session,
-                &b.batch,
-                shared,
-                intended,
-                state,
-                &ctx.stop,
-                &clock,
-            )
-            .await;
-            if done >= measure_start {
-                measured += b.batch.len() as u64;
-            }
-            last_end = done;
-            continue;
-        }
-        let op = match spec.phase {
-            Phase::Load => match stream.next_load_op(shared) {
-                Some(op) => op,
-                None => break,
-            },
-            Phase::Run => stream.next_run_op(shared),
+        let Some(done) = work.step(&mut slot, intended, rec).await else {
+            break;
         };
-        let done = execute(
-            &mut session,
-            &mut stream,
-            shared,
-            spec.phase,
-            op,
-            intended,
-            &mut b,
-            state,
-            &ctx.stop,
-            &clock,
-        )
-        .await;
-        if done >= measure_start {
-            measured += 1;
+        if done.end >= measure_start {
+            measured += done.ops;
         }
-        last_end = done;
+        last_end = done.end;
     }
     end
 }
@@ -487,6 +419,3 @@ mod tests {
         assert_eq!(iv.start_of(2), ms + Duration::from_secs(2));
     }
 }
-
-#[cfg(test)]
-mod fake_binding_tests;

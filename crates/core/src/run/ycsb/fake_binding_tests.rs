@@ -2,9 +2,12 @@
 //! opens, worker panics and the `--max-errors` budget.
 use super::execute::{backoff, retryable};
 use super::*;
-use crate::binding::{EngineInfo, Fields, Record, ScanRows};
+use crate::binding::{EngineInfo, Outcome, Session, Status};
+use crate::op::OpKind;
+use crate::run::RunSpec;
 use crate::workload::{CoreConfig, Properties};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 /// A binding that fails every insert `insert_failures` times before it
 /// succeeds, and refuses sessions after the first `sessions` ones.
@@ -78,8 +81,7 @@ fn run(
     let spec = RunSpec::from_config(phase, &c, concurrency, Duration::ZERO, 1).unwrap();
     let attempts = b.attempts.clone();
     let out = crate::run::run(
-        Arc::new(b),
-        Arc::new(SharedState::new(c)),
+        &Ycsb::new(Arc::new(b), Arc::new(SharedState::new(c)), phase),
         &spec,
         &crate::run::Control::default(),
         &mut |_| {},
@@ -108,7 +110,7 @@ fn failed_load_inserts_are_retried_up_to_the_limit_and_counted() {
         5,
         "every insert succeeds on its third attempt"
     );
-    assert_eq!(out.total.retries, 10);
+    assert_eq!(out.total.retries(), 10);
     assert_eq!(attempts, 15);
     let (out, _) = load("1", 2);
     let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
@@ -131,8 +133,7 @@ fn more_errors_than_max_errors_stop_the_run() {
     // every insert fails (billions of failures before a success)
     let b = Arc::new(Fake::new(u32::MAX - 2, u32::MAX));
     let out = crate::run::run(
-        b,
-        Arc::new(SharedState::new(c)),
+        &Ycsb::new(b, Arc::new(SharedState::new(c)), Phase::Load),
         &spec,
         &crate::run::Control::default(),
         &mut |_| {},
@@ -187,10 +188,10 @@ fn run_phase_operations_that_fail_retryably_are_retried_with_backoff_and_counted
         "third attempts succeed"
     );
     assert_eq!(ins.statuses[Status::Unavailable.index()], 0);
-    assert_eq!(out.total.retries, 24);
+    assert_eq!(out.total.retries(), 24);
     let out = run_inserts("0");
     let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
-    assert_eq!(out.total.retries, 0);
+    assert_eq!(out.total.retries(), 0);
     assert_eq!(
         ins.statuses[Status::Unavailable.index()],
         8,

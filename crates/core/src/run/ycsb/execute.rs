@@ -1,6 +1,12 @@
 //! Executing one operation or one load batch: timing, the statuses that are
 //! retried, and the backoff between retries.
-use super::*;
+use super::Buffers;
+use crate::binding::{Batch, Fields, Outcome, Session, Status};
+use crate::generator::fnvhash64;
+use crate::op::OpKind;
+use crate::run::work::{Origin, Recording};
+use crate::workload::{Phase, PlannedOp, SharedState, Stream};
+use std::time::Instant;
 
 /// One batch insert of the load phase, with YCSB's insertion retries.
 pub(super) async fn execute_batch<S: Session>(
@@ -8,43 +14,33 @@ pub(super) async fn execute_batch<S: Session>(
     batch: &Batch,
     shared: &SharedState,
     intended: Option<Instant>,
-    state: &RefCell<WorkerState>,
-    stop: &AtomicBool,
-    clock: &quanta::Clock,
+    rec: &Recording<'_>,
 ) -> Instant {
     let c = &shared.config;
-    let first = clock.raw();
+    let first = rec.stamp();
     let mut attempt = 0u32;
     let (mut out, mut start, mut end);
     loop {
-        (out, start, end) = timed(clock, s.insert_batch(batch)).await;
+        (out, start, end) = rec.timed(s.insert_batch(batch)).await;
         if out.status.is_ok()
             || out.status == Status::DuplicateKey
             || attempt >= c.insertion_retry_limit
-            || stop.load(Ordering::Relaxed)
+            || rec.stopped()
         {
             break;
         }
         attempt += 1;
-        state.borrow_mut().rec.retries += 1;
+        rec.retry(OpKind::BatchInsert);
         let jitter = 0.8 + 0.4 * (fnvhash64(first ^ attempt as u64) % 1000) as f64 / 1000.0;
         tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
     }
-    let origin = intended.map_or(Origin::Stamp(first), Origin::Intended);
-    state
-        .borrow_mut()
-        .record(OpKind::BatchInsert, &out, origin, start, end)
-}
-
-/// Runs one call between two raw stamps.
-#[inline]
-async fn timed<F: std::future::Future<Output = Outcome>>(
-    clock: &quanta::Clock,
-    f: F,
-) -> (Outcome, u64, u64) {
-    let start = clock.raw();
-    let out = f.await;
-    (out, start, clock.raw())
+    rec.record(
+        OpKind::BatchInsert,
+        &out,
+        Origin::of(intended, first),
+        start,
+        end,
+    )
 }
 
 /// Whether a failed run-phase operation is worth retrying under `retry.limit`:
@@ -70,20 +66,17 @@ pub(super) fn backoff(base: std::time::Duration, attempt: u32, salt: u64) -> std
 /// (outcome, first attempt's start, last attempt's start, last attempt's end):
 /// response time covers every attempt, service time the last one.
 macro_rules! with_retries {
-    ($clock:expr, $cfg:expr, $stop:expr, $state:expr, $salt:expr, $call:expr) => {{
+    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $call:expr) => {{
         let mut attempt = 0u32;
         let mut first = None;
         loop {
-            let (out, start, end) = timed($clock, $call).await;
+            let (out, start, end) = $rec.timed($call).await;
             let first = *first.get_or_insert(start);
-            if !retryable(out.status)
-                || attempt >= $cfg.retry_limit
-                || $stop.load(Ordering::Relaxed)
-            {
+            if !retryable(out.status) || attempt >= $cfg.retry_limit || $rec.stopped() {
                 break (out, first, start, end);
             }
             attempt += 1;
-            $state.borrow_mut().rec.retries += 1;
+            $rec.retry($kind);
             tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
         }
     }};
@@ -98,17 +91,15 @@ pub(super) async fn execute<S: Session>(
     op: PlannedOp,
     intended: Option<Instant>,
     b: &mut Buffers,
-    state: &RefCell<WorkerState>,
-    stop: &AtomicBool,
-    clock: &quanta::Clock,
+    rec: &Recording<'_>,
 ) -> Instant {
     stream.key(shared, op.keynum, &mut b.key);
     let c = &shared.config;
-    let origin = |start: u64| intended.map_or(Origin::Stamp(start), Origin::Intended);
+    let origin = |start: u64| Origin::of(intended, start);
     let salt = op.keynum;
     match op.kind {
         OpKind::Read => {
-            let (mut out, first, start, end) = with_retries!(clock, c, stop, state, salt, {
+            let (mut out, first, start, end) = with_retries!(rec, OpKind::Read, c, salt, {
                 b.record.clear();
                 s.read(&b.key, op.fields, &mut b.record)
             });
@@ -118,73 +109,67 @@ pub(super) async fn execute<S: Session>(
             {
                 out.status = Status::VerifyFailed;
             }
-            state
-                .borrow_mut()
-                .record(OpKind::Read, &out, origin(first), start, end)
+            rec.record(OpKind::Read, &out, origin(first), start, end)
         }
         OpKind::Scan => {
-            let (out, first, start, end) = with_retries!(clock, c, stop, state, salt, {
+            let (out, first, start, end) = with_retries!(rec, OpKind::Scan, c, salt, {
                 b.scan.clear();
                 s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
             });
-            state
-                .borrow_mut()
-                .record(OpKind::Scan, &out, origin(first), start, end)
+            rec.record(OpKind::Scan, &out, origin(first), start, end)
         }
         OpKind::Update => {
             stream.values(shared, &b.key, op.fields, &mut b.values);
             let (out, first, start, end) =
-                with_retries!(clock, c, stop, state, salt, s.update(&b.key, &b.values));
-            state
-                .borrow_mut()
-                .record(OpKind::Update, &out, origin(first), start, end)
+                with_retries!(rec, OpKind::Update, c, salt, s.update(&b.key, &b.values));
+            rec.record(OpKind::Update, &out, origin(first), start, end)
         }
         OpKind::Delete => {
             let (out, first, start, end) =
-                with_retries!(clock, c, stop, state, salt, s.delete(&b.key));
-            state
-                .borrow_mut()
-                .record(OpKind::Delete, &out, origin(first), start, end)
+                with_retries!(rec, OpKind::Delete, c, salt, s.delete(&b.key));
+            rec.record(OpKind::Delete, &out, origin(first), start, end)
         }
         OpKind::Insert if phase == Phase::Run => {
             stream.values(shared, &b.key, Fields::All, &mut b.values);
             let (out, first, start, end) =
-                with_retries!(clock, c, stop, state, salt, s.insert(&b.key, &b.values));
-            let mut ws = state.borrow_mut();
-            let done = ws.record(OpKind::Insert, &out, origin(first), start, end);
+                with_retries!(rec, OpKind::Insert, c, salt, s.insert(&b.key, &b.values));
+            let done = rec.record(OpKind::Insert, &out, origin(first), start, end);
             if let Err(e) = shared.inserts.acknowledge(op.keynum) {
-                ws.rec
-                    .record_error_message(OpKind::Insert, Status::Error, &e.to_string());
+                rec.message(OpKind::Insert, Status::Error, &e.to_string());
             }
             done
+        }
+        OpKind::NewOrder
+        | OpKind::Payment
+        | OpKind::OrderStatus
+        | OpKind::Delivery
+        | OpKind::StockLevel => {
+            unreachable!("the YCSB stream plans YCSB operations only")
         }
         OpKind::Insert | OpKind::BatchInsert => {
             // the load phase follows YCSB's insertion retry properties
             stream.values(shared, &b.key, Fields::All, &mut b.values);
-            let first = clock.raw();
+            let first = rec.stamp();
             let mut attempt = 0u32;
             let (mut out, mut start, mut end);
             loop {
-                (out, start, end) = timed(clock, s.insert(&b.key, &b.values)).await;
+                (out, start, end) = rec.timed(s.insert(&b.key, &b.values)).await;
                 let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
-                if !retryable || attempt >= c.insertion_retry_limit || stop.load(Ordering::Relaxed)
-                {
+                if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
                     break;
                 }
                 attempt += 1;
-                state.borrow_mut().rec.retries += 1;
+                rec.retry(OpKind::Insert);
                 // YCSB waits 0.8 to 1.2 times the retry interval.
                 let jitter =
                     0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
                 tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
             }
             // Response time covers every attempt; service time the last one.
-            state
-                .borrow_mut()
-                .record(OpKind::Insert, &out, origin(first), start, end)
+            rec.record(OpKind::Insert, &out, origin(first), start, end)
         }
         OpKind::ReadModifyWrite => {
-            let (mut r, first, start, read_end) = with_retries!(clock, c, stop, state, salt, {
+            let (mut r, first, start, read_end) = with_retries!(rec, OpKind::Read, c, salt, {
                 b.record.clear();
                 s.read(&b.key, op.fields, &mut b.record)
             });
@@ -194,14 +179,11 @@ pub(super) async fn execute<S: Session>(
             {
                 r.status = Status::VerifyFailed;
             }
-            state
-                .borrow_mut()
-                .record(OpKind::Read, &r, origin(first), start, read_end);
+            rec.record(OpKind::Read, &r, origin(first), start, read_end);
             stream.values(shared, &b.key, op.write, &mut b.values);
             let (u, ufirst, ustart, end) =
-                with_retries!(clock, c, stop, state, salt, s.update(&b.key, &b.values));
-            let mut ws = state.borrow_mut();
-            ws.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
+                with_retries!(rec, OpKind::Update, c, salt, s.update(&b.key, &b.values));
+            rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
             let overall = if !r.status.is_ok() { &r } else { &u };
             let whole = Outcome {
                 status: overall.status,
@@ -209,7 +191,7 @@ pub(super) async fn execute<S: Session>(
                 bytes: r.bytes + u.bytes,
                 detail: None,
             };
-            ws.record(OpKind::ReadModifyWrite, &whole, origin(first), start, end)
+            rec.record(OpKind::ReadModifyWrite, &whole, origin(first), start, end)
         }
     }
 }
