@@ -11,7 +11,7 @@ use fjall::{CompressionType, Database, KeyspaceCreateOptions, PersistMode};
 use std::collections::BTreeMap;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &["cache_size", "write_buffer", "compression", "sync"];
+pub(crate) const OPTIONS: &[&str] = &["cache_size", "write_buffer", "compression", "sync"];
 
 pub struct FjallEngine {
     db: Database,
@@ -20,7 +20,7 @@ pub struct FjallEngine {
     settings: BTreeMap<String, String>,
 }
 
-pub type FjallBinding = KvBinding<FjallEngine>;
+pub(crate) type FjallBinding = KvBinding<FjallEngine>;
 
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<FjallBinding, BindingError> {

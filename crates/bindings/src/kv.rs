@@ -110,7 +110,7 @@ pub fn decode(
 
 /// Whether `values` writes every field of the record, so a write needs no
 /// read of the old value.
-pub fn is_whole(fields: usize, values: &WriteSet) -> bool {
+pub(crate) fn is_whole(fields: usize, values: &WriteSet) -> bool {
     let mut seen = 0u64;
     for (i, _) in values.iter() {
         if i >= fields {

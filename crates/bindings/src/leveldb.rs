@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::Arc;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "cache_size",
     "block_size",
     "compression",
@@ -27,30 +27,30 @@ pub const OPTIONS: &[&str] = &[
 mod ffi {
     use std::ffi::{c_char, c_int, c_void};
     #[repr(C)]
-    pub struct leveldb_t(c_void);
+    pub(crate) struct leveldb_t(c_void);
     #[repr(C)]
-    pub struct leveldb_options_t(c_void);
+    pub(crate) struct leveldb_options_t(c_void);
     #[repr(C)]
-    pub struct leveldb_readoptions_t(c_void);
+    pub(crate) struct leveldb_readoptions_t(c_void);
     #[repr(C)]
-    pub struct leveldb_writeoptions_t(c_void);
+    pub(crate) struct leveldb_writeoptions_t(c_void);
     #[repr(C)]
-    pub struct leveldb_iterator_t(c_void);
+    pub(crate) struct leveldb_iterator_t(c_void);
     #[repr(C)]
-    pub struct leveldb_writebatch_t(c_void);
+    pub(crate) struct leveldb_writebatch_t(c_void);
     #[repr(C)]
-    pub struct leveldb_cache_t(c_void);
+    pub(crate) struct leveldb_cache_t(c_void);
     #[repr(C)]
-    pub struct leveldb_filterpolicy_t(c_void);
+    pub(crate) struct leveldb_filterpolicy_t(c_void);
 
     extern "C" {
-        pub fn leveldb_open(
+        pub(crate) fn leveldb_open(
             options: *const leveldb_options_t,
             name: *const c_char,
             errptr: *mut *mut c_char,
         ) -> *mut leveldb_t;
-        pub fn leveldb_close(db: *mut leveldb_t);
-        pub fn leveldb_put(
+        pub(crate) fn leveldb_close(db: *mut leveldb_t);
+        pub(crate) fn leveldb_put(
             db: *mut leveldb_t,
             options: *const leveldb_writeoptions_t,
             key: *const c_char,
@@ -59,20 +59,20 @@ mod ffi {
             vallen: usize,
             errptr: *mut *mut c_char,
         );
-        pub fn leveldb_delete(
+        pub(crate) fn leveldb_delete(
             db: *mut leveldb_t,
             options: *const leveldb_writeoptions_t,
             key: *const c_char,
             keylen: usize,
             errptr: *mut *mut c_char,
         );
-        pub fn leveldb_write(
+        pub(crate) fn leveldb_write(
             db: *mut leveldb_t,
             options: *const leveldb_writeoptions_t,
             batch: *mut leveldb_writebatch_t,
             errptr: *mut *mut c_char,
         );
-        pub fn leveldb_get(
+        pub(crate) fn leveldb_get(
             db: *mut leveldb_t,
             options: *const leveldb_readoptions_t,
             key: *const c_char,
@@ -80,59 +80,59 @@ mod ffi {
             vallen: *mut usize,
             errptr: *mut *mut c_char,
         ) -> *mut c_char;
-        pub fn leveldb_create_iterator(
+        pub(crate) fn leveldb_create_iterator(
             db: *mut leveldb_t,
             options: *const leveldb_readoptions_t,
         ) -> *mut leveldb_iterator_t;
-        pub fn leveldb_iter_destroy(it: *mut leveldb_iterator_t);
-        pub fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8;
-        pub fn leveldb_iter_seek(it: *mut leveldb_iterator_t, k: *const c_char, klen: usize);
-        pub fn leveldb_iter_next(it: *mut leveldb_iterator_t);
-        pub fn leveldb_iter_key(it: *const leveldb_iterator_t, klen: *mut usize) -> *const c_char;
-        pub fn leveldb_iter_value(it: *const leveldb_iterator_t, vlen: *mut usize)
+        pub(crate) fn leveldb_iter_destroy(it: *mut leveldb_iterator_t);
+        pub(crate) fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8;
+        pub(crate) fn leveldb_iter_seek(it: *mut leveldb_iterator_t, k: *const c_char, klen: usize);
+        pub(crate) fn leveldb_iter_next(it: *mut leveldb_iterator_t);
+        pub(crate) fn leveldb_iter_key(it: *const leveldb_iterator_t, klen: *mut usize) -> *const c_char;
+        pub(crate) fn leveldb_iter_value(it: *const leveldb_iterator_t, vlen: *mut usize)
             -> *const c_char;
-        pub fn leveldb_iter_get_error(it: *const leveldb_iterator_t, errptr: *mut *mut c_char);
-        pub fn leveldb_writebatch_create() -> *mut leveldb_writebatch_t;
-        pub fn leveldb_writebatch_destroy(b: *mut leveldb_writebatch_t);
-        pub fn leveldb_writebatch_put(
+        pub(crate) fn leveldb_iter_get_error(it: *const leveldb_iterator_t, errptr: *mut *mut c_char);
+        pub(crate) fn leveldb_writebatch_create() -> *mut leveldb_writebatch_t;
+        pub(crate) fn leveldb_writebatch_destroy(b: *mut leveldb_writebatch_t);
+        pub(crate) fn leveldb_writebatch_put(
             b: *mut leveldb_writebatch_t,
             key: *const c_char,
             klen: usize,
             val: *const c_char,
             vlen: usize,
         );
-        pub fn leveldb_options_create() -> *mut leveldb_options_t;
-        pub fn leveldb_options_destroy(o: *mut leveldb_options_t);
-        pub fn leveldb_options_set_create_if_missing(o: *mut leveldb_options_t, v: u8);
-        pub fn leveldb_options_set_cache(o: *mut leveldb_options_t, c: *mut leveldb_cache_t);
-        pub fn leveldb_options_set_write_buffer_size(o: *mut leveldb_options_t, n: usize);
-        pub fn leveldb_options_set_max_open_files(o: *mut leveldb_options_t, n: c_int);
-        pub fn leveldb_options_set_block_size(o: *mut leveldb_options_t, n: usize);
-        pub fn leveldb_options_set_compression(o: *mut leveldb_options_t, c: c_int);
-        pub fn leveldb_options_set_filter_policy(
+        pub(crate) fn leveldb_options_create() -> *mut leveldb_options_t;
+        pub(crate) fn leveldb_options_destroy(o: *mut leveldb_options_t);
+        pub(crate) fn leveldb_options_set_create_if_missing(o: *mut leveldb_options_t, v: u8);
+        pub(crate) fn leveldb_options_set_cache(o: *mut leveldb_options_t, c: *mut leveldb_cache_t);
+        pub(crate) fn leveldb_options_set_write_buffer_size(o: *mut leveldb_options_t, n: usize);
+        pub(crate) fn leveldb_options_set_max_open_files(o: *mut leveldb_options_t, n: c_int);
+        pub(crate) fn leveldb_options_set_block_size(o: *mut leveldb_options_t, n: usize);
+        pub(crate) fn leveldb_options_set_compression(o: *mut leveldb_options_t, c: c_int);
+        pub(crate) fn leveldb_options_set_filter_policy(
             o: *mut leveldb_options_t,
             p: *mut leveldb_filterpolicy_t,
         );
-        pub fn leveldb_filterpolicy_create_bloom(
+        pub(crate) fn leveldb_filterpolicy_create_bloom(
             bits_per_key: c_int,
         ) -> *mut leveldb_filterpolicy_t;
-        pub fn leveldb_filterpolicy_destroy(p: *mut leveldb_filterpolicy_t);
-        pub fn leveldb_cache_create_lru(capacity: usize) -> *mut leveldb_cache_t;
-        pub fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
-        pub fn leveldb_readoptions_create() -> *mut leveldb_readoptions_t;
-        pub fn leveldb_readoptions_destroy(o: *mut leveldb_readoptions_t);
-        pub fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
-        pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
-        pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
-        pub fn leveldb_free(ptr: *mut c_void);
-        pub fn leveldb_major_version() -> c_int;
-        pub fn leveldb_minor_version() -> c_int;
+        pub(crate) fn leveldb_filterpolicy_destroy(p: *mut leveldb_filterpolicy_t);
+        pub(crate) fn leveldb_cache_create_lru(capacity: usize) -> *mut leveldb_cache_t;
+        pub(crate) fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
+        pub(crate) fn leveldb_readoptions_create() -> *mut leveldb_readoptions_t;
+        pub(crate) fn leveldb_readoptions_destroy(o: *mut leveldb_readoptions_t);
+        pub(crate) fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
+        pub(crate) fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
+        pub(crate) fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
+        pub(crate) fn leveldb_free(ptr: *mut c_void);
+        pub(crate) fn leveldb_major_version() -> c_int;
+        pub(crate) fn leveldb_minor_version() -> c_int;
     }
 }
 
 /// An error LevelDB reported: its C API gives a status text and no code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LevelDbError(String);
+pub(crate) struct LevelDbError(String);
 
 impl std::fmt::Display for LevelDbError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -196,7 +196,7 @@ pub struct LevelEngine {
     settings: BTreeMap<String, String>,
 }
 
-pub type LevelBinding = KvBinding<LevelEngine>;
+pub(crate) type LevelBinding = KvBinding<LevelEngine>;
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<LevelBinding, BindingError> {
     target.allow_only(OPTIONS)?;

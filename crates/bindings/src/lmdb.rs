@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &["map_size", "sync", "readahead"];
+pub(crate) const OPTIONS: &[&str] = &["map_size", "sync", "readahead"];
 
 pub struct LmdbEngine {
     env: Env<WithoutTls>,
@@ -24,7 +24,7 @@ pub struct LmdbEngine {
     settings: BTreeMap<String, String>,
 }
 
-pub type LmdbBinding = KvBinding<LmdbEngine>;
+pub(crate) type LmdbBinding = KvBinding<LmdbEngine>;
 
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<LmdbBinding, BindingError> {

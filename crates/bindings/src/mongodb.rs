@@ -26,7 +26,7 @@ const DUPLICATE_KEY: i32 = 11000;
 
 /// yardstick adds no options of its own: every query option is the driver's
 /// (w, journal, readPreference, readConcernLevel, maxPoolSize, tls, authSource, ...).
-pub const OPTIONS: &[&str] = &[];
+pub(crate) const OPTIONS: &[&str] = &[];
 
 struct Inner {
     options: ClientOptions,
@@ -40,7 +40,7 @@ struct Inner {
     clients: Mutex<Vec<(ThreadId, Client)>>,
 }
 
-pub struct MongoBinding {
+pub(crate) struct MongoBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
 }
@@ -211,7 +211,7 @@ impl Binding for MongoBinding {
     }
 }
 
-pub struct MongoSession {
+pub(crate) struct MongoSession {
     inner: Arc<Inner>,
     coll: Collection<Document>,
 }

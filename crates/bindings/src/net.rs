@@ -5,7 +5,7 @@ use yardstick_core::binding::BindingError;
 
 /// Runs a cold-path future (opening, sizing) on its own thread and runtime, so
 /// it works both from plain code and from inside another runtime.
-pub fn run_cold<T: Send>(
+pub(crate) fn run_cold<T: Send>(
     fut: impl std::future::Future<Output = Result<T, BindingError>> + Send,
 ) -> Result<T, BindingError> {
     std::thread::scope(|scope| {
@@ -26,7 +26,7 @@ pub fn run_cold<T: Send>(
 /// TLS configuration with `rustls::ClientConfig::builder()` need one, and a
 /// build that also links aws-lc-rs (the scylla driver enables it) leaves rustls
 /// unable to choose; the first installation wins, so calling it again is free.
-pub fn use_ring_for_tls() {
+pub(crate) fn use_ring_for_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
@@ -36,7 +36,7 @@ pub use crate::testing::unique_name;
 #[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 /// A rustls client configuration trusting `ca` (a PEM file, given by URL option
 /// `option`), or the system's roots; `insecure` accepts any certificate (testing only).
-pub fn tls_config(
+pub(crate) fn tls_config(
     option: &str,
     ca: Option<&str>,
     insecure: bool,
@@ -86,7 +86,7 @@ pub fn tls_config(
 /// encryption without authentication, for test servers with ad-hoc certificates.
 #[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 #[derive(Debug)]
-pub struct AcceptAnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms);
+pub(crate) struct AcceptAnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms);
 
 #[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 impl AcceptAnyCertificate {

@@ -13,13 +13,13 @@ use yardstick_core::binding::*;
 
 type Table = BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>>;
 
-pub struct NullBinding {
+pub(crate) struct NullBinding {
     latency: Duration,
     store: Option<Arc<Mutex<Table>>>,
     opts: OpenOptions,
 }
 
-pub const OPTIONS: &[&str] = &["latency", "store"];
+pub(crate) const OPTIONS: &[&str] = &["latency", "store"];
 
 impl Registered for NullBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
@@ -61,7 +61,7 @@ impl Registered for NullBinding {
     }
 }
 
-pub struct NullSession {
+pub(crate) struct NullSession {
     latency: Duration,
     store: Option<Arc<Mutex<Table>>>,
     fields: usize,

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &["cache_size", "durability"];
+pub(crate) const OPTIONS: &[&str] = &["cache_size", "durability"];
 
 pub struct RedbEngine {
     db: Arc<Database>,
@@ -22,7 +22,7 @@ pub struct RedbEngine {
     settings: BTreeMap<String, String>,
 }
 
-pub type RedbBinding = KvBinding<RedbEngine>;
+pub(crate) type RedbBinding = KvBinding<RedbEngine>;
 
 
 fn def(table: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {

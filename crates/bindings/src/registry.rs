@@ -174,7 +174,8 @@ pub(crate) use registry;
 
 /// docs/bindings/README.md's table: one row per binding, from the registry
 /// (a test keeps the page equal to it).
-pub fn docs_index() -> String {
+#[cfg(test)]
+pub(crate) fn docs_index() -> String {
     let mut t = String::from(
         "| scheme | flavours | batch load | scan | TPC-C | cargo feature | page |\n|---|---|---|---|---|---|---|\n",
     );
@@ -185,7 +186,8 @@ pub fn docs_index() -> String {
 }
 
 /// One row of [`docs_index`]; `None` for a binding this binary lacks.
-pub fn index_row(e: &Entry) -> Option<String> {
+#[cfg(test)]
+pub(crate) fn index_row(e: &Entry) -> Option<String> {
     let d = e.descriptor?;
     let yes = |b: bool| if b { "yes" } else { "no" };
     // `xs` as code spans, each followed by `suffix`

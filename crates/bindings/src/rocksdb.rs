@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "cache_size",
     "write_buffer_size",
     "compression",
@@ -37,7 +37,7 @@ pub struct RocksEngine {
     _cache: Cache,
 }
 
-pub type RocksBinding = KvBinding<RocksEngine>;
+pub(crate) type RocksBinding = KvBinding<RocksEngine>;
 
 
 pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, BindingError> {

@@ -8,7 +8,7 @@ use yardstick_core::binding::{InsertMode, UpdateMode};
 
 /// Checks that an existing table has a column for every field (names compare
 /// case-insensitively); `table` names it in the message, with its location.
-pub fn check_columns(
+pub(crate) fn check_columns(
     table: &str,
     fields: &[String],
     existing: &[String],
@@ -28,7 +28,7 @@ pub fn check_columns(
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placeholder {
+pub(crate) enum Placeholder {
     /// `$1, $2` (PostgreSQL)
     Dollar,
     /// `?1, ?2` (SQLite)
@@ -52,7 +52,7 @@ pub enum Upsert {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dialect {
+pub(crate) struct Dialect {
     pub placeholder: Placeholder,
     pub upsert: Upsert,
     /// Whether `SELECT ... FOR UPDATE` locks rows (SQLite has no row locks:
@@ -61,7 +61,7 @@ pub struct Dialect {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteKind {
+pub(crate) enum WriteKind {
     Insert,
     Upsert,
     Update,
@@ -69,7 +69,7 @@ pub enum WriteKind {
 
 impl WriteKind {
     /// What an insert runs under the run's insert semantics.
-    pub fn for_insert(mode: InsertMode) -> WriteKind {
+    pub(crate) fn for_insert(mode: InsertMode) -> WriteKind {
         match mode {
             InsertMode::Insert => WriteKind::Insert,
             InsertMode::Upsert => WriteKind::Upsert,
@@ -77,7 +77,7 @@ impl WriteKind {
     }
 
     /// What an update runs under the run's update semantics.
-    pub fn for_update(mode: UpdateMode) -> WriteKind {
+    pub(crate) fn for_update(mode: UpdateMode) -> WriteKind {
         match mode {
             UpdateMode::Update => WriteKind::Update,
             UpdateMode::Upsert => WriteKind::Upsert,
@@ -88,7 +88,7 @@ impl WriteKind {
 /// Statement texts for one table and dialect. Parameter 1 is always the key;
 /// writes bind the values next, in column order; scans bind the limit second.
 #[derive(Debug)]
-pub struct Statements {
+pub(crate) struct Statements {
     pub read_all: String,
     pub read_one: Vec<String>,
     pub scan_all: String,
@@ -135,7 +135,7 @@ impl Dialect {
     }
 
     /// Placeholder of parameter `n` (1-based).
-    pub fn param(&self, n: usize) -> String {
+    pub(crate) fn param(&self, n: usize) -> String {
         match self.placeholder {
             Placeholder::Dollar => format!("${n}"),
             Placeholder::NumberedQuestion => format!("?{n}"),
@@ -200,7 +200,13 @@ impl Dialect {
 
     /// A multi-row INSERT (or upsert) of `rows` whole records of `fields`,
     /// parameters bound row by row, key first.
-    pub fn insert_rows(&self, table: &str, fields: &[String], rows: usize, upsert: bool) -> String {
+    pub(crate) fn insert_rows(
+        &self,
+        table: &str,
+        fields: &[String],
+        rows: usize,
+        upsert: bool,
+    ) -> String {
         let width = fields.len() + 1;
         let mut s = String::with_capacity(64 + rows * width * 4);
         let verb = match (upsert, self.upsert) {
@@ -244,12 +250,12 @@ impl Dialect {
 
     /// Rows of `fields` + key per multi-row statement, under the protocol's
     /// limit of 65,535 bound parameters.
-    pub fn max_rows_per_statement(fields: usize) -> usize {
+    pub(crate) fn max_rows_per_statement(fields: usize) -> usize {
         (65_535 / (fields + 1)).max(1)
     }
 
     /// Whether an UPDATE binds the key after the values (positional `?`).
-    pub fn key_last_in_update(&self) -> bool {
+    pub(crate) fn key_last_in_update(&self) -> bool {
         self.placeholder == Placeholder::Question
     }
 }
@@ -301,13 +307,17 @@ impl Statements {
         }
     }
 
-    pub fn dialect(&self) -> Dialect {
+    pub(crate) fn dialect(&self) -> Dialect {
         self.dialect
     }
 
     /// A write of exactly the fields `indices` (any subset, any order); not
     /// on the hot path.
-    pub fn write_subset(&self, indices: impl Iterator<Item = usize>, kind: WriteKind) -> String {
+    pub(crate) fn write_subset(
+        &self,
+        indices: impl Iterator<Item = usize>,
+        kind: WriteKind,
+    ) -> String {
         let cols: Vec<&str> = indices.map(|i| self.fields[i].as_str()).collect();
         self.dialect.write(&self.table, &cols, kind)
     }
@@ -323,7 +333,7 @@ impl Statements {
     }
 
     /// The whole-record insert under `mode` (INSERT or the dialect's upsert).
-    pub fn insert_for(&self, mode: InsertMode) -> &str {
+    pub(crate) fn insert_for(&self, mode: InsertMode) -> &str {
         match mode {
             InsertMode::Insert => &self.insert_all,
             InsertMode::Upsert => &self.upsert_all,
@@ -331,7 +341,7 @@ impl Statements {
     }
 
     /// The one-field writes, by field, of an update under `mode`.
-    pub fn update_one_for(&self, mode: UpdateMode) -> &[String] {
+    pub(crate) fn update_one_for(&self, mode: UpdateMode) -> &[String] {
         match mode {
             UpdateMode::Update => &self.update_one,
             UpdateMode::Upsert => &self.upsert_one,

@@ -49,7 +49,8 @@ pub fn unique_name(stem: &str) -> String {
 
 /// Of `names`, those made by `unique_name(stem)` in processes that have
 /// exited: the databases earlier test runs left behind, safe to drop.
-pub fn left_behind(stem: &str, names: impl IntoIterator<Item = String>) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn left_behind(stem: &str, names: impl IntoIterator<Item = String>) -> Vec<String> {
     let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
     names
         .into_iter()
@@ -71,7 +72,8 @@ pub fn left_behind(stem: &str, names: impl IntoIterator<Item = String>) -> Vec<S
 /// `<temp>/yardstick-tests/scratch_<pid>_0`. The directories of test processes
 /// that have exited are removed then, so embedded databases that tests keep
 /// open until the process ends do not pile up run after run.
-pub fn scratch_dir() -> &'static std::path::Path {
+#[cfg(test)]
+pub(crate) fn scratch_dir() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let parent = std::env::temp_dir().join("yardstick-tests");
@@ -84,6 +86,7 @@ pub fn scratch_dir() -> &'static std::path::Path {
 }
 
 /// Removes the scratch directories under `parent` left by exited processes.
+#[cfg(test)]
 fn sweep(parent: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;

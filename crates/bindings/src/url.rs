@@ -38,7 +38,7 @@ impl Target {
     }
 
     /// Rejects query options not in `accepted`.
-    pub fn allow_only(&self, accepted: &[&str]) -> Result<(), BindingError> {
+    pub(crate) fn allow_only(&self, accepted: &[&str]) -> Result<(), BindingError> {
         for k in self.params.keys() {
             if !accepted.contains(&k.as_str()) {
                 return Err(BindingError::Config(format!(
@@ -55,7 +55,7 @@ impl Target {
         Ok(())
     }
 
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name).map(String::as_str)
     }
 
@@ -65,7 +65,11 @@ impl Target {
     }
 
     /// Option `name` as a duration ([`yardstick_core::units`]), `default` when absent.
-    pub fn duration_or(&self, name: &str, default: Duration) -> Result<Duration, BindingError> {
+    pub(crate) fn duration_or(
+        &self,
+        name: &str,
+        default: Duration,
+    ) -> Result<Duration, BindingError> {
         match self.param(name) {
             None => Ok(default),
             Some(v) => yardstick_core::units::parse_duration(v)

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "cache_size",
     "compression",
     "leaf_page_max",
@@ -91,7 +91,7 @@ extern "C" {
 
 /// A WiredTiger return code that is not 0, said with wiredtiger_strerror.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WtError(pub c_int);
+pub(crate) struct WtError(pub c_int);
 
 impl std::fmt::Display for WtError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,7 +133,7 @@ pub struct WtEngine {
     settings: BTreeMap<String, String>,
 }
 
-pub type WtBinding = KvBinding<WtEngine>;
+pub(crate) type WtBinding = KvBinding<WtEngine>;
 
 /// The compressor extension's shared object, installed next to the library.
 fn extension(name: &str) -> Option<PathBuf> {

@@ -4,16 +4,16 @@
 //! Exit codes: 0 success; 1 the run could not finish or its result could not
 //! be written; 2 bad input or a target that cannot be used (nothing ran);
 //! 130 interrupted by Ctrl-C (the partial result was written).
-pub mod compare;
-pub mod list;
-pub mod matrix;
-pub mod memlimit;
-pub mod phase;
-pub mod report;
-pub mod status;
-pub mod suite;
-pub mod tpcc;
-pub mod workloads;
+mod compare;
+mod list;
+mod matrix;
+mod memlimit;
+mod phase;
+mod report;
+mod status;
+mod suite;
+mod tpcc;
+mod workloads;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;

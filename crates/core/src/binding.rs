@@ -51,7 +51,7 @@ impl Status {
 
     /// A failure of the database or the client, as opposed to a semantic outcome
     /// (`not_found`, `duplicate_key`) that a correct database also returns.
-    pub fn is_error(self) -> bool {
+    pub(crate) fn is_error(self) -> bool {
         !matches!(
             self,
             Status::Ok | Status::NotFound | Status::DuplicateKey | Status::RolledBack
@@ -61,7 +61,7 @@ impl Status {
     /// The operation did what the workload asked: `ok`, or a rollback the
     /// workload asked for. Its latency goes to the response-time histogram.
     #[inline]
-    pub fn completes(self) -> bool {
+    pub(crate) fn completes(self) -> bool {
         matches!(self, Status::Ok | Status::RolledBack)
     }
 
@@ -329,7 +329,7 @@ impl WriteSet {
     /// contents: a caller that overwrites every byte resizes instead of
     /// clearing, so a value of unchanged length is not zeroed first.
     #[inline]
-    pub fn push_reuse(&mut self, field: usize) -> &mut Vec<u8> {
+    pub(crate) fn push_reuse(&mut self, field: usize) -> &mut Vec<u8> {
         if self.len == self.entries.len() {
             self.entries.push((field, Vec::new()));
         }

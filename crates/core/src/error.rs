@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// The longest error text kept, in characters; the rest is counted, not shown.
-pub const MAX_ERROR_CHARS: usize = 300;
+pub(crate) const MAX_ERROR_CHARS: usize = 300;
 
 /// An error a database server reported, in its own terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// `s` on one line and at most [`MAX_ERROR_CHARS`] characters, with how
 /// much was left out.
-pub fn shorten(s: &str) -> Cow<'_, str> {
+pub(crate) fn shorten(s: &str) -> Cow<'_, str> {
     let one_line = !s.contains(['\n', '\r']);
     let count = s.chars().count();
     if one_line && count <= MAX_ERROR_CHARS {

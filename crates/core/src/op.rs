@@ -72,8 +72,4 @@ impl OpKind {
             OpKind::StockLevel => "STOCK-LEVEL",
         }
     }
-
-    pub fn from_name(name: &str) -> Option<OpKind> {
-        OpKind::ALL.into_iter().find(|k| k.name() == name)
-    }
 }

@@ -4,7 +4,7 @@
 
 /// SplitMix64 step: used to expand seeds and to derive independent child seeds.
 #[inline]
-pub fn splitmix64(state: &mut u64) -> u64 {
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -44,7 +44,7 @@ impl Rng {
     }
 
     #[inline]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
         let t = s[1] << 17;
@@ -89,7 +89,7 @@ impl Rng {
 /// RandomByteIterator. Four independent wyrand lanes, seeded once from a
 /// stream's RNG, write 32 bytes per round so the CPU overlaps their multiplies.
 #[derive(Debug, Clone)]
-pub struct Filler {
+pub(crate) struct Filler {
     lanes: [u64; 4],
 }
 

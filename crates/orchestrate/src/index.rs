@@ -13,9 +13,9 @@ pub const SUITE_SCHEMA_VERSION: u32 = 1;
 /// The matrix index format this version writes and reads.
 pub const MATRIX_SCHEMA_VERSION: u32 = 1;
 /// The `kind` of a suite index.
-pub const SUITE_KIND: &str = "yardstick suite";
+pub(crate) const SUITE_KIND: &str = "yardstick suite";
 /// The `kind` of a matrix index.
-pub const MATRIX_KIND: &str = "yardstick storage-engine matrix";
+pub(crate) const MATRIX_KIND: &str = "yardstick storage-engine matrix";
 
 /// Indexes written before the field existed are version 1.
 fn first_version() -> u32 {
@@ -369,7 +369,7 @@ pub fn from_value(path: &Path, value: serde_json::Value) -> Result<AnyIndex, Rea
 }
 
 /// Reads a suite index (to resume).
-pub fn read_suite(path: &Path) -> Result<SuiteIndex, ReadError> {
+pub(crate) fn read_suite(path: &Path) -> Result<SuiteIndex, ReadError> {
     let value = read::json(path, "suite index")?;
     read::versioned(path, value, "suite index", SUITE_SCHEMA_VERSION, Some(1))
 }

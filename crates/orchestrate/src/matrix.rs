@@ -20,7 +20,7 @@ pub struct Preset {
 
 /// The report's tests: random reads, random writes at 1, 3 and 6 threads, and
 /// 95% and 99% read mixes at 8 threads.
-pub const PRESETS: &[Preset] = &[
+pub(crate) const PRESETS: &[Preset] = &[
     Preset {
         name: "read",
         description: "random reads, 1 thread",

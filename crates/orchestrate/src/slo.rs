@@ -106,7 +106,7 @@ impl Slo {
 
     /// Whether a step met the bound: the percentile under it, the target rate
     /// achieved (95%) and at most 1% errors.
-    pub fn judge(&self, r: &RunResult, target: f64) -> Point {
+    pub(crate) fn judge(&self, r: &RunResult, target: f64) -> Point {
         let value = self.value_ns(r);
         let achieved = r.totals.ops_per_sec;
         // not_found and duplicate_key are outcomes, not failures
@@ -150,7 +150,7 @@ impl Slo {
     }
 }
 
-pub fn fmt_ns(v: u64) -> String {
+pub(crate) fn fmt_ns(v: u64) -> String {
     let v = v as f64;
     if v >= 1e9 {
         format!("{:.2} s", v / 1e9)
@@ -180,11 +180,11 @@ pub struct Point {
 }
 
 /// Coarse steps, as fractions of the closed-loop maximum.
-pub const COARSE: &[f64] = &[0.2, 0.4, 0.6, 0.8, 0.9, 1.0];
+pub(crate) const COARSE: &[f64] = &[0.2, 0.4, 0.6, 0.8, 0.9, 1.0];
 
 /// The search's state: the closed-loop maximum and the steps so far.
 #[derive(Debug, Clone)]
-pub struct Search {
+pub(crate) struct Search {
     pub max_rate: f64,
     pub bisections: u32,
     pub points: Vec<Point>,
@@ -244,7 +244,7 @@ impl Search {
     }
 
     /// When nothing met the bound: the step with the lowest percentile.
-    pub fn best_unmet(&self) -> Option<&Point> {
+    pub(crate) fn best_unmet(&self) -> Option<&Point> {
         self.points
             .iter()
             .filter(|p| p.value_ns.is_some())

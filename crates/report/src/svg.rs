@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 /// Tableau 10: distinguishable, and readable in grey.
-pub const PALETTE: &[&str] = &[
+pub(crate) const PALETTE: &[&str] = &[
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
@@ -62,7 +62,7 @@ pub fn short(v: f64) -> String {
 
 /// Ticks of a linear axis from 0 (or `lo`) to at least `hi`: about five, at
 /// 1, 2, 2.5 or 5 times a power of ten.
-pub fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let hi = if hi > lo { hi } else { lo + 1.0 };
     let raw = (hi - lo) / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
@@ -85,7 +85,7 @@ pub fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// Decades covering [lo, hi] (both > 0).
-pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let lo = lo.max(f64::MIN_POSITIVE);
     let a = lo.log10().floor() as i32;
     let b = (hi.max(lo * 10.0)).log10().ceil() as i32;
@@ -197,7 +197,7 @@ fn y_axis(out: &mut String, axis: &Axis, ticks: &[f64], label: &str, fmt: &dyn F
 
 /// Bars per group, one per series, with optional whiskers (± half-width).
 #[derive(Debug, Clone, Default)]
-pub struct BarChart {
+pub(crate) struct BarChart {
     pub title: String,
     /// With its unit, e.g. "throughput (ops/s)".
     pub y_label: String,
@@ -207,7 +207,7 @@ pub struct BarChart {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct BarSeries {
+pub(crate) struct BarSeries {
     pub name: String,
     /// One value per group.
     pub values: Vec<Option<f64>>,
@@ -297,7 +297,7 @@ impl BarChart {
 
 /// Lines through points, on linear or log axes.
 #[derive(Debug, Clone, Default)]
-pub struct LineChart {
+pub(crate) struct LineChart {
     pub title: String,
     pub x_label: String,
     pub y_label: String,
@@ -310,7 +310,7 @@ pub struct LineChart {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Line {
+pub(crate) struct Line {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub dashed: bool,

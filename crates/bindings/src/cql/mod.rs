@@ -31,7 +31,7 @@ use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "consistency",
     "serial_consistency",
     "replication",
@@ -72,7 +72,7 @@ struct Inner {
     sessions: Mutex<Vec<(ThreadId, Arc<Shared>)>>,
 }
 
-pub struct CqlBinding {
+pub(crate) struct CqlBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
 }

@@ -50,7 +50,7 @@ impl std::fmt::Debug for EngineError {
 }
 
 /// What an engine operation returns.
-pub type EngineResult<T> = Result<T, EngineError>;
+pub(crate) type EngineResult<T> = Result<T, EngineError>;
 
 /// An opened engine: thread-safe, hands out one handle per session.
 pub trait Engine: Send + Sync + 'static {
@@ -178,7 +178,7 @@ impl Dir {
 }
 
 /// Bytes allocated on disk under `path` (sparse files count their blocks).
-pub fn disk_usage(path: &Path) -> u64 {
+pub(crate) fn disk_usage(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return 0;
@@ -438,7 +438,11 @@ impl<H: Handle> Session for KvSession<H> {
 }
 
 /// Parses a byte-size URL option of engine `engine`.
-pub fn size_option(target: &Target, engine: &str, name: &str) -> Result<Option<u64>, BindingError> {
+pub(crate) fn size_option(
+    target: &Target,
+    engine: &str,
+    name: &str,
+) -> Result<Option<u64>, BindingError> {
     target
         .param(name)
         .map(|v| {
@@ -452,7 +456,7 @@ pub fn size_option(target: &Target, engine: &str, name: &str) -> Result<Option<u
 }
 
 /// Parses a whole-number URL option of engine `engine` within `range`.
-pub fn int_option(
+pub(crate) fn int_option(
     target: &Target,
     engine: &str,
     name: &str,
@@ -476,7 +480,7 @@ pub fn int_option(
 }
 
 /// Parses a true/false URL option.
-pub fn bool_option(
+pub(crate) fn bool_option(
     target: &Target,
     engine: &str,
     name: &str,
@@ -494,7 +498,7 @@ pub fn bool_option(
 }
 
 /// Parses an option that must be one of `choices`.
-pub fn choice_option<'a>(
+pub(crate) fn choice_option<'a>(
     target: &'a Target,
     engine: &str,
     name: &str,

@@ -2,7 +2,7 @@
 //! every engine module instantiates (`engine_checks!`).
 /// A fresh directory URL for `scheme` per call, in the test process's
 /// scratch directory (swept by later test processes).
-pub fn fresh_url(scheme: &str, query: &str) -> String {
+pub(crate) fn fresh_url(scheme: &str, query: &str) -> String {
     let dir = crate::testing::scratch_dir().join(crate::testing::unique_name(scheme));
     format!("{scheme}://{}{query}", dir.display())
 }
@@ -110,7 +110,7 @@ pub(crate) use engine_checks;
 
 /// Overwrites every file under `dir` (but yardstick's lock) with garbage of
 /// the same length, as a damaged disk or another program would.
-pub fn scribble(dir: &std::path::Path) {
+pub(crate) fn scribble(dir: &std::path::Path) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
         if p.is_dir() {

@@ -23,7 +23,7 @@ use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "consistency",
     "prefix",
     "timeout",
@@ -46,7 +46,7 @@ struct Inner {
     update_mode: UpdateMode,
 }
 
-pub struct EtcdBinding {
+pub(crate) struct EtcdBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
 }
@@ -234,7 +234,7 @@ impl Binding for EtcdBinding {
     }
 }
 
-pub struct EtcdSession {
+pub(crate) struct EtcdSession {
     inner: Arc<Inner>,
     kv: Client,
     key: Vec<u8>,

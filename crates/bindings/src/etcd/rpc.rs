@@ -19,7 +19,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status};
 
 #[derive(Clone, PartialEq, Message)]
-pub struct KeyValue {
+pub(crate) struct KeyValue {
     #[prost(bytes = "vec", tag = "1")]
     pub key: Vec<u8>,
     #[prost(int64, tag = "2")]
@@ -31,7 +31,7 @@ pub struct KeyValue {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct RangeRequest {
+pub(crate) struct RangeRequest {
     #[prost(bytes = "vec", tag = "1")]
     pub key: Vec<u8>,
     #[prost(bytes = "vec", tag = "2")]
@@ -43,13 +43,13 @@ pub struct RangeRequest {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct RangeResponse {
+pub(crate) struct RangeResponse {
     #[prost(message, repeated, tag = "2")]
     pub kvs: Vec<KeyValue>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct PutRequest {
+pub(crate) struct PutRequest {
     #[prost(bytes = "vec", tag = "1")]
     pub key: Vec<u8>,
     #[prost(bytes = "vec", tag = "2")]
@@ -57,10 +57,10 @@ pub struct PutRequest {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct PutResponse {}
+pub(crate) struct PutResponse {}
 
 #[derive(Clone, PartialEq, Message)]
-pub struct DeleteRangeRequest {
+pub(crate) struct DeleteRangeRequest {
     #[prost(bytes = "vec", tag = "1")]
     pub key: Vec<u8>,
     #[prost(bytes = "vec", tag = "2")]
@@ -68,7 +68,7 @@ pub struct DeleteRangeRequest {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct DeleteRangeResponse {
+pub(crate) struct DeleteRangeResponse {
     #[prost(int64, tag = "2")]
     pub deleted: i64,
 }
@@ -76,7 +76,7 @@ pub struct DeleteRangeResponse {
 /// `Compare.CompareResult`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
-pub enum CompareOp {
+pub(crate) enum CompareOp {
     Equal = 0,
     Greater = 1,
 }
@@ -84,13 +84,13 @@ pub enum CompareOp {
 /// `Compare.CompareTarget`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
-pub enum CompareTarget {
+pub(crate) enum CompareTarget {
     Create = 1,
     Mod = 2,
 }
 
 #[derive(Clone, PartialEq, prost::Oneof)]
-pub enum TargetUnion {
+pub(crate) enum TargetUnion {
     #[prost(int64, tag = "5")]
     CreateRevision(i64),
     #[prost(int64, tag = "6")]
@@ -111,7 +111,7 @@ pub struct Compare {
 
 impl Compare {
     /// The key's create revision (0: the key does not exist) compared to `revision`.
-    pub fn create_revision(key: Vec<u8>, op: CompareOp, revision: i64) -> Compare {
+    pub(crate) fn create_revision(key: Vec<u8>, op: CompareOp, revision: i64) -> Compare {
         Compare {
             result: op as i32,
             target: CompareTarget::Create as i32,
@@ -121,7 +121,7 @@ impl Compare {
     }
 
     /// The key's last modification revision compared to `revision`.
-    pub fn mod_revision(key: Vec<u8>, op: CompareOp, revision: i64) -> Compare {
+    pub(crate) fn mod_revision(key: Vec<u8>, op: CompareOp, revision: i64) -> Compare {
         Compare {
             result: op as i32,
             target: CompareTarget::Mod as i32,
@@ -138,13 +138,13 @@ pub enum Operation {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct RequestOp {
+pub(crate) struct RequestOp {
     #[prost(oneof = "Operation", tags = "2")]
     pub request: Option<Operation>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct TxnRequest {
+pub(crate) struct TxnRequest {
     #[prost(message, repeated, tag = "1")]
     pub compare: Vec<Compare>,
     #[prost(message, repeated, tag = "2")]
@@ -154,16 +154,16 @@ pub struct TxnRequest {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct TxnResponse {
+pub(crate) struct TxnResponse {
     #[prost(bool, tag = "2")]
     pub succeeded: bool,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct StatusRequest {}
+pub(crate) struct StatusRequest {}
 
 #[derive(Clone, PartialEq, Message)]
-pub struct StatusResponse {
+pub(crate) struct StatusResponse {
     #[prost(string, tag = "2")]
     pub version: String,
     #[prost(int64, tag = "3")]
@@ -173,22 +173,22 @@ pub struct StatusResponse {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct MemberListRequest {}
+pub(crate) struct MemberListRequest {}
 
 #[derive(Clone, PartialEq, Message)]
-pub struct Member {
+pub(crate) struct Member {
     #[prost(uint64, tag = "1")]
     pub id: u64,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct MemberListResponse {
+pub(crate) struct MemberListResponse {
     #[prost(message, repeated, tag = "2")]
     pub members: Vec<Member>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct AuthenticateRequest {
+pub(crate) struct AuthenticateRequest {
     #[prost(string, tag = "1")]
     pub name: String,
     #[prost(string, tag = "2")]
@@ -196,7 +196,7 @@ pub struct AuthenticateRequest {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct AuthenticateResponse {
+pub(crate) struct AuthenticateResponse {
     #[prost(string, tag = "2")]
     pub token: String,
 }
@@ -204,7 +204,7 @@ pub struct AuthenticateResponse {
 /// How to reach the cluster: endpoints (`http://host:port` or `https://...`),
 /// timeouts, the CA for TLS and the login.
 #[derive(Clone, Default)]
-pub struct ConnectOptions {
+pub(crate) struct ConnectOptions {
     pub timeout: Option<Duration>,
     pub connect_timeout: Option<Duration>,
     pub tls_ca_pem: Option<Vec<u8>>,
@@ -214,7 +214,7 @@ pub struct ConnectOptions {
 /// A client over one channel balanced across the endpoints; cheap to clone
 /// (clones share the channel and the login token).
 #[derive(Clone)]
-pub struct Client {
+pub(crate) struct Client {
     grpc: tonic::client::Grpc<Channel>,
     user: Option<Arc<(String, String)>>,
     token: Arc<Mutex<Option<MetadataValue<Ascii>>>>,
@@ -344,7 +344,7 @@ impl Client {
     }
 
     /// Puts `value` at `key` when every comparison holds; whether it did.
-    pub async fn put_if(
+    pub(crate) async fn put_if(
         &mut self,
         compare: Vec<Compare>,
         key: Vec<u8>,
@@ -366,7 +366,7 @@ impl Client {
             .await
     }
 
-    pub async fn member_list(&mut self) -> Result<MemberListResponse, Status> {
+    pub(crate) async fn member_list(&mut self) -> Result<MemberListResponse, Status> {
         self.call("/etcdserverpb.Cluster/MemberList", MemberListRequest {})
             .await
     }

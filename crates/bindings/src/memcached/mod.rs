@@ -25,7 +25,7 @@ use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "prefix",
     "timeout",
     "connect_timeout",
@@ -113,7 +113,7 @@ struct Inner {
     tls: Option<tokio_rustls::TlsConnector>,
 }
 
-pub struct MemcachedBinding {
+pub(crate) struct MemcachedBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
 }

@@ -25,7 +25,7 @@ use yardstick_core::binding::*;
 use yardstick_core::error::ServerError;
 
 /// yardstick's own URL options (the driver's are not passed through).
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "flavor",
     "upsert",
     "engine",
@@ -72,7 +72,7 @@ const ER_CON_COUNT: u16 = 1040;
 const ER_QUERY_INTERRUPTED: u16 = 1317;
 const ER_STATEMENT_TIMEOUT: u16 = 3024;
 
-pub struct MysqlBinding {
+pub(crate) struct MysqlBinding {
     opts: Opts,
     server: String,
     connect_timeout: Duration,

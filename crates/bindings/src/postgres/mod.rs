@@ -22,7 +22,7 @@ use yardstick_core::error::ServerError;
 
 /// URL options: the driver's (`connect_timeout`, `application_name`,
 /// `options`, `sslmode`) and yardstick's own.
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "connect_timeout",
     "application_name",
     "options",
@@ -48,7 +48,7 @@ enum BatchMode {
 
 /// Which database speaks the PostgreSQL protocol at the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
+pub(crate) enum Flavor {
     Postgres,
     /// CockroachDB: `UPSERT INTO`, serialization failures (40001) retried by the runner.
     Cockroach,
@@ -90,7 +90,7 @@ pub(crate) fn dialect(flavor: Flavor) -> Dialect {
     }
 }
 
-pub struct PostgresBinding {
+pub(crate) struct PostgresBinding {
     ep: Endpoint,
     sql: Arc<Sql>,
     opts: OpenOptions,

@@ -105,7 +105,7 @@ fn value(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
 }
 
 /// PostgreSQL's entry in the registry's TPC-C dispatch.
-pub const SUPPORT: Support = Support {
+pub(crate) const SUPPORT: Support = Support {
     open: |target, _create, isolation| Box::pin(async move {
         let c = PgConn::open(target, isolation).await?;
         let engine = yardstick_core::binding::EngineInfo {
@@ -125,7 +125,7 @@ pub const SUPPORT: Support = Support {
 
 impl PgConn {
     /// How the terminals send statements, for the result.
-    pub const STATEMENTS: &'static str = "prepared statements (extended protocol), pipelined: a transaction's independent statements go out together, BEGIN with the first and COMMIT with the last";
+    pub(crate) const STATEMENTS: &'static str = "prepared statements (extended protocol), pipelined: a transaction's independent statements go out together, BEGIN with the first and COMMIT with the last";
 
     /// Connects and checks that the server takes transactions at `isolation`.
     /// The connection's IO runs as a task of the calling runtime.

@@ -33,7 +33,7 @@ use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "model",
     "pipeline",
     "prefix",
@@ -151,7 +151,7 @@ struct Inner {
     scripts: Scripts,
 }
 
-pub struct RedisBinding {
+pub(crate) struct RedisBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
 }

@@ -50,7 +50,7 @@ mod string_model {
 mod cluster {
     use super::*;
 
-    pub fn cluster_url() -> String {
+    pub(crate) fn cluster_url() -> String {
         std::env::var("YARDSTICK_REDIS_CLUSTER_URL").unwrap_or_else(|_| {
             "redis://:benchpw@127.0.0.1:46391,127.0.0.1:46392,127.0.0.1:46393".into()
         })

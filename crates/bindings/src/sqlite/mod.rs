@@ -20,7 +20,7 @@ pub mod tpcc;
 use crate::registry::{Capabilities, Descriptor, Registered};
 use yardstick_core::binding::*;
 
-pub const OPTIONS: &[&str] = &[
+pub(crate) const OPTIONS: &[&str] = &[
     "journal_mode",
     "synchronous",
     "cache_size",
@@ -44,7 +44,7 @@ pub(crate) const DIALECT: Dialect = Dialect {
     row_locks: false,
 };
 
-pub struct SqliteBinding {
+pub(crate) struct SqliteBinding {
     path: PathBuf,
     settings: Settings,
     sql: Arc<Sql>,
@@ -250,7 +250,7 @@ fn create_or_check(
     )
 }
 
-pub struct SqliteSession {
+pub(crate) struct SqliteSession {
     conn: Connection,
     sql: Arc<Sql>,
     insert_mode: InsertMode,

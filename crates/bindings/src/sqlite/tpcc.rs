@@ -52,7 +52,7 @@ fn err(e: rusqlite::Error) -> DbError {
 }
 
 /// SQLite's entry in the registry's TPC-C dispatch.
-pub const SUPPORT: Support = Support {
+pub(crate) const SUPPORT: Support = Support {
     open: |target, create, isolation| Box::pin(async move {
         let c = SqliteConn::open(target, create, isolation)?;
         let engine = yardstick_core::binding::EngineInfo {
@@ -72,7 +72,7 @@ pub const SUPPORT: Support = Support {
 
 impl SqliteConn {
     /// How the terminals run statements, for the result.
-    pub const STATEMENTS: &'static str =
+    pub(crate) const STATEMENTS: &'static str =
         "prepared statements (cached per connection), in process, one after another";
 
     /// Opens `sqlite:///path.db` (the YCSB binding's URL options apply);

@@ -13,7 +13,7 @@ pub const BATCH: usize = 1000;
 /// Rows per call of the fast path (one COPY, LOAD DATA or transaction each):
 /// large enough that per-statement costs vanish, small enough to hold in
 /// memory (a few MiB).
-pub const FAST_BATCH: usize = 10_000;
+pub(crate) const FAST_BATCH: usize = 10_000;
 
 /// What a database holds of a TPC-C load.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -431,7 +431,7 @@ pub async fn warehouse<C: Conn + ?Sized>(
 /// Builds the secondary indexes a fast load deferred, each on a connection
 /// of its own to `url` (so the database builds them side by side), then
 /// clears the note. Indexes that exist already are left alone.
-pub async fn create_indexes<C: Conn + ?Sized>(c: &mut C, url: &str) -> Result<(), DbError> {
+pub(crate) async fn create_indexes<C: Conn + ?Sized>(c: &mut C, url: &str) -> Result<(), DbError> {
     // each build on a thread and runtime of its own; this loader waits
     std::thread::scope(|s| {
         let builds: Vec<_> = INDEXES
@@ -461,7 +461,7 @@ pub async fn create_indexes<C: Conn + ?Sized>(c: &mut C, url: &str) -> Result<()
 }
 
 /// Drops every TPC-C table (`tpcc load --drop`).
-pub async fn drop_all<C: Conn + ?Sized>(c: &mut C) -> Result<(), DbError> {
+pub(crate) async fn drop_all<C: Conn + ?Sized>(c: &mut C) -> Result<(), DbError> {
     for t in TABLES.iter().chain(["tpcc_meta"].iter()) {
         c.batch(&format!("DROP TABLE IF EXISTS {t}")).await?;
     }

@@ -88,7 +88,7 @@ pub enum LoadMethod {
 /// The single-row INSERT of `table` (all columns, `?` placeholders), made
 /// once per table for the life of the process (statements are cached by the
 /// address of their text).
-pub fn insert_sql(table: &str) -> &'static str {
+pub(crate) fn insert_sql(table: &str) -> &'static str {
     use std::sync::{Mutex, OnceLock};
     static MADE: OnceLock<Mutex<Vec<(String, &'static str)>>> = OnceLock::new();
     let mut made = MADE
@@ -143,7 +143,7 @@ impl std::fmt::Display for DbError {
 
 impl std::error::Error for DbError {}
 
-pub type Row = Vec<Value>;
+pub(crate) type Row = Vec<Value>;
 
 /// One statement of a [`Conn::pipeline`].
 #[derive(Debug, Clone, PartialEq)]
@@ -233,7 +233,7 @@ impl Pending {
 
 /// Runs a pipeline's statements one after another, each waiting for the
 /// last one's answer: what a driver that cannot pipeline does.
-pub async fn one_by_one<C: Conn + ?Sized>(
+pub(crate) async fn one_by_one<C: Conn + ?Sized>(
     c: &mut C,
     stmts: Vec<Stmt>,
 ) -> Result<Vec<Done>, DbError> {
@@ -330,7 +330,7 @@ pub fn is_null(row: &Row, i: usize) -> bool {
 
 /// The nine tables with the specification's columns and primary keys, and
 /// the loader's bookkeeping. Money is DECIMAL(12,2), rates DECIMAL(4,4).
-pub const SCHEMA: &[&str] = &[
+pub(crate) const SCHEMA: &[&str] = &[
     "CREATE TABLE warehouse (w_id INTEGER NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2), PRIMARY KEY (w_id))",
     "CREATE TABLE district (d_id INTEGER NOT NULL, d_w_id INTEGER NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4,4), d_ytd DECIMAL(12,2), d_next_o_id INTEGER, PRIMARY KEY (d_w_id, d_id))",
     "CREATE TABLE customer (c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since TIMESTAMP NULL, c_credit CHAR(2), c_credit_lim DECIMAL(12,2), c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt INTEGER, c_delivery_cnt INTEGER, c_data VARCHAR(500), PRIMARY KEY (c_w_id, c_d_id, c_id))",
@@ -353,7 +353,7 @@ pub const INDEXES: &[&str] = &[
 ];
 
 /// The tables, in the order the loader fills them per warehouse.
-pub const TABLES: &[&str] = &[
+pub(crate) const TABLES: &[&str] = &[
     "warehouse",
     "district",
     "customer",
@@ -366,7 +366,7 @@ pub const TABLES: &[&str] = &[
 ];
 
 /// The warehouse column of each table (to delete a half-loaded warehouse).
-pub fn warehouse_column(table: &str) -> Option<&'static str> {
+pub(crate) fn warehouse_column(table: &str) -> Option<&'static str> {
     Some(match table {
         "warehouse" => "w_id",
         "district" => "d_w_id",

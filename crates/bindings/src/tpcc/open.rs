@@ -7,7 +7,7 @@ use crate::url::Target;
 use yardstick_core::binding::{BindingError, EngineInfo};
 
 /// Opening a connection: it lives on the runtime that awaited this.
-pub type Opening<'a> =
+pub(crate) type Opening<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Opened, DbError>> + 'a>>;
 
 /// A binding's TPC-C entry point (its descriptor's `capabilities.tpcc`).

@@ -35,7 +35,7 @@ impl TextRows {
         }
     }
 
-    pub fn from_rows(rows: &[Row], now: &str) -> TextRows {
+    pub(crate) fn from_rows(rows: &[Row], now: &str) -> TextRows {
         let mut t = TextRows::new(now);
         for row in rows {
             for v in row {
@@ -62,7 +62,7 @@ impl TextRows {
     }
 
     /// The text, in pieces of whole rows.
-    pub fn into_pieces(mut self) -> Vec<Vec<u8>> {
+    pub(crate) fn into_pieces(mut self) -> Vec<Vec<u8>> {
         if !self.buf.is_empty() {
             self.pieces.push(self.buf);
         }

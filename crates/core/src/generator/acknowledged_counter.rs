@@ -5,12 +5,12 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 /// How many inserts may be outstanding (taken but not acknowledged) at once.
-pub const WINDOW: usize = 1 << 20;
+pub(crate) const WINDOW: usize = 1 << 20;
 const MASK: u64 = (WINDOW as u64) - 1;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("more than {WINDOW} inserts are unacknowledged; lower the concurrency")]
-pub struct WindowFull;
+pub(crate) struct WindowFull;
 
 /// Keeps a hot atomic on its own cache line: `next` is written by inserts while
 /// every read loads `limit`.
@@ -65,7 +65,7 @@ impl AcknowledgedCounter {
     }
 
     /// Marks `value` done and advances the limit over every contiguous done value.
-    pub fn acknowledge(&self, value: u64) -> Result<(), WindowFull> {
+    pub(crate) fn acknowledge(&self, value: u64) -> Result<(), WindowFull> {
         let slot = &self.window[(value & MASK) as usize];
         if slot.swap(true, Ordering::AcqRel) {
             return Err(WindowFull);

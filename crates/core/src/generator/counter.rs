@@ -21,7 +21,7 @@ impl Counter {
 
     /// Takes the next number if it is below `end`.
     #[inline]
-    pub fn next_below(&self, end: u64) -> Option<u64> {
+    pub(crate) fn next_below(&self, end: u64) -> Option<u64> {
         self.next
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
                 (v < end).then_some(v + 1)

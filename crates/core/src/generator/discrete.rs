@@ -4,7 +4,7 @@
 use crate::rng::Rng;
 
 #[derive(Debug, Clone)]
-pub struct Discrete<T: Copy> {
+pub(crate) struct Discrete<T: Copy> {
     /// Cumulative thresholds scaled to 2^64; the last value takes the remainder.
     thresholds: Vec<(u64, T)>,
 }
@@ -49,6 +49,7 @@ impl<T: Copy> Discrete<T> {
     }
 
     /// The values with positive weight, in order.
+    #[cfg(test)]
     pub fn values(&self) -> impl Iterator<Item = T> + '_ {
         self.thresholds.iter().map(|(_, v)| *v)
     }

@@ -4,7 +4,7 @@
 use crate::rng::Rng;
 
 #[derive(Debug, Clone)]
-pub struct Exponential {
+pub(crate) struct Exponential {
     gamma: f64,
 }
 
@@ -15,21 +15,19 @@ impl Exponential {
         }
     }
 
-    pub fn with_mean(mean: f64) -> Self {
-        Exponential { gamma: 1.0 / mean }
-    }
-
     #[inline]
     pub fn next(&self, rng: &mut Rng) -> u64 {
         // 1 - u is in (0, 1], so the logarithm is finite.
         (-(1.0 - rng.next_f64()).ln() / self.gamma) as u64
     }
 
+    #[cfg(test)]
     pub fn mean(&self) -> f64 {
         1.0 / self.gamma
     }
 
     /// P(value < x) of the continuous draw before truncation.
+    #[cfg(test)]
     pub fn cdf(&self, x: f64) -> f64 {
         1.0 - (-self.gamma * x).exp()
     }

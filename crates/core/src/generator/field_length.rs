@@ -4,7 +4,7 @@ use super::{uniform::Uniform, zipfian::Zipfian, zipfian::DEFAULT_THETA};
 use crate::rng::Rng;
 
 #[derive(Debug, Clone)]
-pub enum LengthGenerator {
+pub(crate) enum LengthGenerator {
     Constant(u64),
     Uniform(Uniform),
     /// Short lengths most likely, as YCSB's `ZipfianGenerator(min, max)`.
@@ -32,6 +32,7 @@ impl LengthGenerator {
     }
 
     /// The largest length this generator can return (buffers are sized to it).
+    #[cfg(test)]
     pub fn max(&self) -> u64 {
         match self {
             LengthGenerator::Constant(n) => *n,

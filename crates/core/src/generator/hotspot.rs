@@ -3,7 +3,7 @@
 use crate::rng::Rng;
 
 #[derive(Debug, Clone)]
-pub struct Hotspot {
+pub(crate) struct Hotspot {
     lower: u64,
     hot: u64,
     cold: u64,
@@ -33,7 +33,8 @@ impl Hotspot {
     }
 
     /// Probability of one given value (for tests and documentation).
-    pub fn probability(&self, value: u64) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn probability(&self, value: u64) -> f64 {
         let off = value - self.lower;
         let (p_hot, p_cold) = match (self.hot, self.cold) {
             (0, _) => (0.0, 1.0),

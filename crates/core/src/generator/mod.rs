@@ -2,30 +2,30 @@
 //! Each has a fixed-seed statistical test against the exact distribution it
 //! draws from, plus its invariants (range, monotonicity, growth).
 
-pub mod acknowledged_counter;
-pub mod counter;
-pub mod discrete;
+pub(crate) mod acknowledged_counter;
+pub(crate) mod counter;
+pub(crate) mod discrete;
 pub mod exponential;
-pub mod field_length;
+pub(crate) mod field_length;
 pub mod hotspot;
-pub mod scrambled_zipfian;
-pub mod sequential;
-pub mod skewed_latest;
+pub(crate) mod scrambled_zipfian;
+pub(crate) mod sequential;
+pub(crate) mod skewed_latest;
 pub mod text;
 pub mod uniform;
 pub mod zipfian;
 
 pub use acknowledged_counter::AcknowledgedCounter;
 pub use counter::Counter;
-pub use discrete::Discrete;
-pub use exponential::Exponential;
-pub use field_length::LengthGenerator;
-pub use hotspot::Hotspot;
-pub use scrambled_zipfian::ScrambledZipfian;
+pub(crate) use discrete::Discrete;
+pub(crate) use exponential::Exponential;
+pub(crate) use field_length::LengthGenerator;
+pub(crate) use hotspot::Hotspot;
+pub(crate) use scrambled_zipfian::ScrambledZipfian;
 pub use sequential::Sequential;
-pub use skewed_latest::SkewedLatest;
-pub use text::TextFiller;
-pub use uniform::Uniform;
+pub(crate) use skewed_latest::SkewedLatest;
+pub(crate) use text::TextFiller;
+pub(crate) use uniform::Uniform;
 pub use zipfian::Zipfian;
 
 const FNV_OFFSET_BASIS_64: u64 = 0xCBF2_9CE4_8422_2325;
@@ -35,7 +35,7 @@ const FNV_PRIME_64: u64 = 1_099_511_628_211;
 /// significant first, then the absolute value of the signed result (so the
 /// result fits a Java `long`; `Long.MIN_VALUE` stays as it is, as in Java).
 #[inline]
-pub fn fnvhash64(mut val: u64) -> u64 {
+pub(crate) fn fnvhash64(mut val: u64) -> u64 {
     let mut hash = FNV_OFFSET_BASIS_64;
     for _ in 0..8 {
         hash ^= val & 0xff;

@@ -7,12 +7,12 @@ use super::{fnvhash64, zipfian};
 use crate::rng::Rng;
 
 /// Number of ranks YCSB draws from before scrambling.
-pub const ITEM_COUNT: u64 = 10_000_000_000;
+pub(crate) const ITEM_COUNT: u64 = 10_000_000_000;
 /// YCSB's zeta(ITEM_COUNT, 0.99).
-pub const ZETAN: f64 = 26.46902820178302;
+pub(crate) const ZETAN: f64 = 26.46902820178302;
 
 #[derive(Debug, Clone)]
-pub struct ScrambledZipfian {
+pub(crate) struct ScrambledZipfian {
     min: u64,
     itemcount: u64,
     gen: zipfian::Zipfian,
@@ -35,7 +35,7 @@ impl ScrambledZipfian {
 
     /// The key that popularity rank `rank` maps to.
     #[inline]
-    pub fn key_of_rank(&self, rank: u64) -> u64 {
+    pub(crate) fn key_of_rank(&self, rank: u64) -> u64 {
         self.min + fnvhash64(rank) % self.itemcount
     }
 
@@ -45,7 +45,8 @@ impl ScrambledZipfian {
         self.key_of_rank(rank)
     }
 
-    pub fn ranks(&self) -> &zipfian::Zipfian {
+    #[cfg(test)]
+    pub(crate) fn ranks(&self) -> &zipfian::Zipfian {
         &self.gen
     }
 }

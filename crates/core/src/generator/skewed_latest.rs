@@ -4,7 +4,7 @@ use super::zipfian::{Zipfian, DEFAULT_THETA};
 use crate::rng::Rng;
 
 #[derive(Debug, Clone)]
-pub struct SkewedLatest {
+pub(crate) struct SkewedLatest {
     zipf: Zipfian,
 }
 

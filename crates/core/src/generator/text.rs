@@ -222,7 +222,7 @@ fn vocabulary() -> Arc<Vocabulary> {
 
 /// A stream of review text; `fill` hands out its next bytes.
 #[derive(Clone)]
-pub struct TextFiller {
+pub(crate) struct TextFiller {
     vocab: Arc<Vocabulary>,
     rng: Rng,
     pending: Vec<u8>,

@@ -2,7 +2,7 @@
 use crate::rng::Rng;
 
 #[derive(Debug, Clone)]
-pub struct Uniform {
+pub(crate) struct Uniform {
     lower: u64,
     /// Number of values in the range; at least one.
     span: u64,
@@ -23,10 +23,12 @@ impl Uniform {
         self.lower + rng.below(self.span)
     }
 
+    #[cfg(test)]
     pub fn upper(&self) -> u64 {
         self.lower + self.span - 1
     }
 
+    #[cfg(test)]
     pub fn mean(&self) -> f64 {
         self.lower as f64 + (self.span as f64 - 1.0) / 2.0
     }

@@ -8,13 +8,13 @@
 use crate::rng::Rng;
 
 /// YCSB's default Zipfian constant.
-pub const DEFAULT_THETA: f64 = 0.99;
+pub(crate) const DEFAULT_THETA: f64 = 0.99;
 
 /// Below this many items zeta is summed term by term.
 const EXACT_LIMIT: u64 = 100_000;
 
 /// sum_{i=1}^{n} i^-theta.
-pub fn zeta(n: u64, theta: f64) -> f64 {
+pub(crate) fn zeta(n: u64, theta: f64) -> f64 {
     if n <= EXACT_LIMIT {
         zeta_range(0, n, theta)
     } else {
@@ -75,7 +75,7 @@ impl Zipfian {
     }
 
     /// As `new`, with a precomputed zeta(max - min + 1, theta).
-    pub fn with_zetan(min: u64, max: u64, theta: f64, zetan: f64) -> Self {
+    pub(crate) fn with_zetan(min: u64, max: u64, theta: f64, zetan: f64) -> Self {
         assert!(max >= min);
         assert!(
             theta > 0.0 && theta != 1.0,
@@ -111,7 +111,8 @@ impl Zipfian {
         self.base + self.items - 1
     }
 
-    pub fn zetan(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn zetan(&self) -> f64 {
         self.zetan
     }
 
@@ -124,7 +125,7 @@ impl Zipfian {
     /// Next value over `itemcount` items, growing zeta incrementally when the item
     /// count changed since the last call (YCSB's `nextLong(itemcount)`).
     #[inline]
-    pub fn next_over(&mut self, rng: &mut Rng, itemcount: u64) -> u64 {
+    pub(crate) fn next_over(&mut self, rng: &mut Rng, itemcount: u64) -> u64 {
         if itemcount != self.count_for_zeta {
             self.resize(itemcount);
         }
@@ -154,7 +155,8 @@ impl Zipfian {
 
     /// P(rank < k) of the values this generator draws over its item count: the exact
     /// distribution of Gray's method (not of the ideal Zipf law), used by the tests.
-    pub fn cdf_rank_below(&self, k: u64) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn cdf_rank_below(&self, k: u64) -> f64 {
         let n = self.items as f64;
         match k {
             0 => 0.0,

@@ -27,7 +27,7 @@ fn is_secret_param(name: &str) -> bool {
 
 /// Splits `scheme://user:pass@host/...` into its secrets (password and secret
 /// query values).
-pub fn url_secrets(url: &str) -> Vec<String> {
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let mut out = Vec::new();
     if let Some((_, rest)) = url.split_once("://") {
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());

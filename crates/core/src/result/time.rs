@@ -84,7 +84,7 @@ pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
 }
 
 /// `20261122-103105`, for file names.
-pub fn compact(t: SystemTime) -> String {
+pub(crate) fn compact(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s, _) = parts(t);
     format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
 }

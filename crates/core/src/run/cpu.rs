@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// User + system CPU time consumed by the whole process so far.
-pub fn process_cpu_time() -> Duration {
+pub(crate) fn process_cpu_time() -> Duration {
     // SAFETY: rusage is plain integers, for which all-zero bytes are valid.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct we pass; RUSAGE_SELF is valid.

@@ -10,16 +10,16 @@
 //!                                        Sampler: totals, time series, status callback
 //! ```
 pub mod cpu;
-pub mod pacer;
-pub mod sampler;
+pub(crate) mod pacer;
+pub(crate) mod sampler;
 pub mod spec;
 pub mod work;
 mod worker;
 mod ycsb;
 
-pub use pacer::Pacer;
 pub use sampler::{IntervalPoint, IntervalView, PointOp, RunOutput};
-pub use spec::{Control, RunSpec, SpecError};
+pub use spec::SpecError;
+pub use spec::{Control, RunSpec};
 pub use work::{Origin, Recording, SlotId, Stepped, Work};
 pub use ycsb::Ycsb;
 

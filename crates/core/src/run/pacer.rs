@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     t0: Instant,
     period_ns: f64,
     next_index: u64,
@@ -26,19 +26,19 @@ impl Pacer {
 
     /// Intended start of this slot's next operation; advances the schedule.
     #[inline]
-    pub fn next_intended(&mut self) -> Instant {
+    pub(crate) fn next_intended(&mut self) -> Instant {
         let t = self.peek();
         self.next_index += self.stride;
         t
     }
 
     #[inline]
-    pub fn peek(&self) -> Instant {
+    pub(crate) fn peek(&self) -> Instant {
         self.t0 + Duration::from_nanos((self.next_index as f64 * self.period_ns) as u64)
     }
 
     /// Scheduled operations of this slot intended before `deadline`, from the next one on.
-    pub fn remaining_before(&self, deadline: Instant) -> u64 {
+    pub(crate) fn remaining_before(&self, deadline: Instant) -> u64 {
         if deadline <= self.t0 {
             return 0;
         }
@@ -54,7 +54,7 @@ impl Pacer {
 
 /// Waits until `t`. A slot alone on its thread sleeps then spins for precision;
 /// slots sharing a thread yield to each other instead of blocking it.
-pub async fn wait_until(t: Instant, alone_on_thread: bool) {
+pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
     const SPIN: Duration = Duration::from_micros(100);
     let now = Instant::now();
     if t <= now {

@@ -86,7 +86,7 @@ impl RunSpec {
     }
 
     /// Operations slot `slot` performs when the run is bounded by count.
-    pub fn quota(&self, slot: u64) -> Option<u64> {
+    pub(crate) fn quota(&self, slot: u64) -> Option<u64> {
         self.operation_count.map(|n| {
             let s = self.slots();
             n / s + u64::from(slot < n % s)

@@ -4,9 +4,8 @@
 
 /// Outcome of a goodness-of-fit test.
 #[derive(Debug, Clone, Copy)]
-pub struct FitTest {
+pub(crate) struct FitTest {
     pub statistic: f64,
-    pub degrees_of_freedom: usize,
     /// The statistic above which the fit is rejected at alpha = 0.001.
     pub critical: f64,
 }
@@ -18,7 +17,7 @@ impl FitTest {
 }
 
 /// Upper 0.1% quantile of the chi-squared distribution (Wilson-Hilferty).
-pub fn chi2_critical_001(df: usize) -> f64 {
+pub(crate) fn chi2_critical_001(df: usize) -> f64 {
     let k = df as f64;
     let z = 3.090_232; // standard normal upper 0.1% point
     let a = 2.0 / (9.0 * k);
@@ -27,7 +26,7 @@ pub fn chi2_critical_001(df: usize) -> f64 {
 
 /// Pearson's chi-squared test. Cells with an expected count below 5 are pooled
 /// into their neighbour so the approximation holds.
-pub fn chi_squared(observed: &[f64], expected: &[f64]) -> FitTest {
+pub(crate) fn chi_squared(observed: &[f64], expected: &[f64]) -> FitTest {
     assert_eq!(observed.len(), expected.len());
     let mut stat = 0.0;
     let mut cells = 0usize;
@@ -49,13 +48,12 @@ pub fn chi_squared(observed: &[f64], expected: &[f64]) -> FitTest {
     let df = cells.saturating_sub(1).max(1);
     FitTest {
         statistic: stat,
-        degrees_of_freedom: df,
         critical: chi2_critical_001(df),
     }
 }
 
 /// One-sample Kolmogorov-Smirnov test of `samples` against a continuous `cdf`.
-pub fn kolmogorov_smirnov(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> FitTest {
+pub(crate) fn kolmogorov_smirnov(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> FitTest {
     samples.sort_by(|a, b| a.total_cmp(b));
     let n = samples.len() as f64;
     let mut d: f64 = 0.0;
@@ -65,7 +63,6 @@ pub fn kolmogorov_smirnov(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> FitT
     }
     FitTest {
         statistic: d,
-        degrees_of_freedom: samples.len(),
         // asymptotic critical value of D at alpha = 0.001
         critical: 1.949 / n.sqrt(),
     }

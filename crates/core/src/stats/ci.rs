@@ -14,7 +14,7 @@ pub struct MeanCi {
 }
 
 /// The t value with P(|T| > t) = 1 - level, by bisection on the tail.
-pub fn t_critical(level: f64, df: f64) -> f64 {
+pub(crate) fn t_critical(level: f64, df: f64) -> f64 {
     let alpha = 1.0 - level;
     let (mut lo, mut hi) = (0.0f64, 1e3f64);
     for _ in 0..200 {

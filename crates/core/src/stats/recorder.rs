@@ -16,7 +16,7 @@ fn put(h: &mut Histogram<u64>, v: u64) {
 }
 
 /// A start more than this late counts as a late operation.
-pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
+pub(crate) const LATE_THRESHOLD_NS: u64 = 1_000_000;
 
 /// Everything measured for one operation kind.
 #[derive(Debug, Clone)]
@@ -185,7 +185,7 @@ impl Recorder {
 
     /// Records how late an open-loop operation started.
     #[inline]
-    pub fn record_lag(&mut self, lag_ns: u64) {
+    pub(crate) fn record_lag(&mut self, lag_ns: u64) {
         let h = self.lag.get_or_insert_with(new_histogram);
         put(h, lag_ns.max(1));
         if lag_ns > LATE_THRESHOLD_NS {
@@ -232,7 +232,7 @@ impl Recorder {
 
     /// Operations counted towards throughput: read-modify-write's inner read and
     /// update are recorded too (as YCSB does) but not counted twice.
-    pub fn counted_ops(&self) -> u64 {
+    pub(crate) fn counted_ops(&self) -> u64 {
         let mut n = self.total_ops();
         if let Some(rmw) = &self.ops[OpKind::ReadModifyWrite.index()] {
             n = n.saturating_sub(2 * rmw.count());

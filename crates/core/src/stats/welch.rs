@@ -27,7 +27,7 @@ fn variance(x: &[f64], m: f64) -> f64 {
 
 /// Lag-1 autocorrelation, clamped to [0, 0.95] (negative correlation would
 /// inflate the effective size; we never claim more than the sample count).
-pub fn lag1_autocorrelation(x: &[f64]) -> f64 {
+pub(crate) fn lag1_autocorrelation(x: &[f64]) -> f64 {
     if x.len() < 3 {
         return 0.0;
     }
@@ -41,7 +41,7 @@ pub fn lag1_autocorrelation(x: &[f64]) -> f64 {
 }
 
 /// Effective sample size of an autocorrelated series.
-pub fn effective_size(x: &[f64]) -> f64 {
+pub(crate) fn effective_size(x: &[f64]) -> f64 {
     let r = lag1_autocorrelation(x);
     (x.len() as f64 * (1.0 - r) / (1.0 + r))
         .max(2.0)
@@ -84,7 +84,7 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
 
 /// P(|T| >= |t|) for Student's t with `df` degrees of freedom:
 /// I_{df/(df+t^2)}(df/2, 1/2).
-pub fn student_t_two_sided(t: f64, df: f64) -> f64 {
+pub(crate) fn student_t_two_sided(t: f64, df: f64) -> f64 {
     let x = df / (df + t * t);
     incomplete_beta(df / 2.0, 0.5, x).clamp(0.0, 1.0)
 }
@@ -117,7 +117,7 @@ fn ln_gamma(x: f64) -> f64 {
 
 /// The regularized incomplete beta function I_x(a, b), by its continued
 /// fraction (modified Lentz), using the symmetry for fast convergence.
-pub fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+pub(crate) fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x <= 0.0 {
         return 0.0;
     }

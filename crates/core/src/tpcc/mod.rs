@@ -13,7 +13,7 @@ pub const DISTRICTS: u32 = 10;
 pub const CUSTOMERS_PER_DISTRICT: u32 = 3000;
 pub const ITEMS: u32 = 100_000;
 /// Orders per district loaded as undelivered (the last 900: 2101..=3000).
-pub const FIRST_NEW_ORDER: u32 = 2101;
+pub(crate) const FIRST_NEW_ORDER: u32 = 2101;
 
 const SYLLABLES: [&str; 10] = [
     "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
@@ -52,7 +52,7 @@ impl Constants {
         }
     }
 
-    pub fn valid_run_delta(load: u32, run: u32) -> bool {
+    pub(crate) fn valid_run_delta(load: u32, run: u32) -> bool {
         let d = load.abs_diff(run);
         (65..=119).contains(&d) && d != 96 && d != 112
     }
@@ -80,7 +80,7 @@ impl Random {
     }
 
     /// NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.
-    pub fn nurand(&mut self, a: u32, x: u32, y: u32) -> u32 {
+    pub(crate) fn nurand(&mut self, a: u32, x: u32, y: u32) -> u32 {
         let c = match a {
             255 => self.c.c_last,
             1023 => self.c.c_id,
@@ -102,20 +102,20 @@ impl Random {
 
     /// Appends a random alphanumeric string (ASCII letters and digits) of
     /// length in [lo, hi].
-    pub fn astring(&mut self, lo: u32, hi: u32, out: &mut Vec<u8>) {
+    pub(crate) fn astring(&mut self, lo: u32, hi: u32, out: &mut Vec<u8>) {
         let n = self.uniform(lo, hi);
         self.push_random(n, ALNUM, out);
     }
 
     /// Appends a random numeric string of length in [lo, hi].
-    pub fn nstring(&mut self, lo: u32, hi: u32, out: &mut Vec<u8>) {
+    pub(crate) fn nstring(&mut self, lo: u32, hi: u32, out: &mut Vec<u8>) {
         let n = self.uniform(lo, hi);
         self.push_random(n, b"0123456789", out);
     }
 
     /// Appends I_DATA or S_DATA: 26..50 characters, 10% with "ORIGINAL" at a
     /// random place.
-    pub fn data_original(&mut self, out: &mut Vec<u8>) {
+    pub(crate) fn data_original(&mut self, out: &mut Vec<u8>) {
         let start = out.len();
         self.astring(26, 50, out);
         if self.uniform(1, 10) == 1 {
@@ -138,26 +138,26 @@ impl Random {
     }
 
     /// The number of a random customer last name: NURand(255, 0, 999).
-    pub fn last_name_number(&mut self) -> u32 {
+    pub(crate) fn last_name_number(&mut self) -> u32 {
         self.nurand(255, 0, 999)
     }
 
     /// The customer's last name for run-time lookups.
-    pub fn random_last_name(&mut self) -> String {
+    pub(crate) fn random_last_name(&mut self) -> String {
         let n = self.last_name_number();
         last_name(n)
     }
 }
 
 /// Appends last name number `n`: the syllables of its three digits.
-pub fn push_last_name(out: &mut Vec<u8>, n: u32) {
+pub(crate) fn push_last_name(out: &mut Vec<u8>, n: u32) {
     for d in [n / 100, (n / 10) % 10, n % 10] {
         out.extend_from_slice(SYLLABLES[d as usize].as_bytes());
     }
 }
 
 /// C_LAST for the number `n` in 0..=999: three syllables by its digits.
-pub fn last_name(n: u32) -> String {
+pub(crate) fn last_name(n: u32) -> String {
     let mut s = Vec::with_capacity(15);
     push_last_name(&mut s, n);
     s.into_iter().map(char::from).collect()

@@ -7,7 +7,7 @@ use crate::generator::fnvhash64;
 /// record number (FNV-1a hashed unless inserts are ordered), left-padded with
 /// zeros to `zeropadding` digits.
 #[inline]
-pub fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mut Vec<u8>) {
+pub(crate) fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mut Vec<u8>) {
     let n = if ordered { keynum } else { fnvhash64(keynum) };
     // two digits per division, as integer formatters do
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
@@ -50,7 +50,7 @@ fn java_hash(s: &[u8]) -> i32 {
 /// YCSB's `buildDeterministicValue`: `key:field`, then `:` followed by the Java
 /// hash of everything so far (that `:` included), repeated until `size` bytes,
 /// cut to `size`.
-pub fn deterministic_value(key: &[u8], field: &str, size: usize, out: &mut Vec<u8>) {
+pub(crate) fn deterministic_value(key: &[u8], field: &str, size: usize, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(key);
     out.push(b':');

@@ -7,4 +7,5 @@ pub mod stream;
 
 pub use config::{CoreConfig, LengthDistribution, RequestDistribution};
 pub use properties::{Properties, PropertyError};
-pub use stream::{Phase, PlannedOp, SharedState, Stream};
+pub use stream::PlannedOp;
+pub use stream::{Phase, SharedState, Stream};

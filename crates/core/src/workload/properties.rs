@@ -73,7 +73,7 @@ props! {
 
 /// YCSB properties that have no effect in yardstick: accepted with a warning so
 /// YCSB property files keep working.
-pub const IGNORED_YCSB_PROPERTIES: &[(&str, &str)] = &[
+pub(crate) const IGNORED_YCSB_PROPERTIES: &[(&str, &str)] = &[
     ("measurementtype", "yardstick always records HdrHistograms"),
     (
         "measurement.interval",
@@ -158,7 +158,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The known name closest to `name`, if it is close enough to be a typo.
-pub fn closest_property(name: &str) -> Option<&'static str> {
+pub(crate) fn closest_property(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     PROPERTIES
         .iter()
@@ -252,7 +252,7 @@ impl Properties {
         self.set(k, v, "-p")
     }
 
-    pub fn is_set(&self, name: &str) -> bool {
+    pub(crate) fn is_set(&self, name: &str) -> bool {
         self.set.contains_key(name)
     }
 
@@ -280,7 +280,7 @@ impl Properties {
         }
     }
 
-    pub fn get_u64(&self, name: &str) -> Result<u64, PropertyError> {
+    pub(crate) fn get_u64(&self, name: &str) -> Result<u64, PropertyError> {
         let v = self.get(name);
         v.parse::<u64>()
             .or_else(|_| {
@@ -294,7 +294,7 @@ impl Properties {
             .map_err(|_| self.malformed(name, "a non-negative integer"))
     }
 
-    pub fn get_f64(&self, name: &str) -> Result<f64, PropertyError> {
+    pub(crate) fn get_f64(&self, name: &str) -> Result<f64, PropertyError> {
         self.get(name)
             .parse::<f64>()
             .ok()
@@ -302,7 +302,7 @@ impl Properties {
             .ok_or_else(|| self.malformed(name, "a number"))
     }
 
-    pub fn get_bool(&self, name: &str) -> Result<bool, PropertyError> {
+    pub(crate) fn get_bool(&self, name: &str) -> Result<bool, PropertyError> {
         match self.get(name).to_ascii_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
@@ -311,7 +311,7 @@ impl Properties {
     }
 
     /// One of `choices`, case-insensitively.
-    pub fn get_choice(
+    pub(crate) fn get_choice(
         &self,
         name: &str,
         choices: &[&'static str],
@@ -325,7 +325,7 @@ impl Properties {
     }
 
     /// Every known property with its resolved value (defaults included).
-    pub fn resolved(&self) -> BTreeMap<String, String> {
+    pub(crate) fn resolved(&self) -> BTreeMap<String, String> {
         PROPERTIES
             .iter()
             .map(|d| (d.name.to_string(), self.get(d.name).to_string()))

@@ -256,7 +256,7 @@ impl Stream {
 
     /// Plans the next load-phase insert, or `None` when the load range is done.
     #[inline]
-    pub fn next_load_op(&mut self, shared: &SharedState) -> Option<PlannedOp> {
+    pub(crate) fn next_load_op(&mut self, shared: &SharedState) -> Option<PlannedOp> {
         let keynum = shared.load_counter.next_below(shared.load_end)?;
         Some(PlannedOp {
             kind: OpKind::Insert,
@@ -339,7 +339,7 @@ impl Stream {
 /// instances of one run insert disjoint keys; reads and updates of new records
 /// reach only the ones this instance inserted and saw acknowledged.
 #[inline]
-pub fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
+pub(crate) fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
     let (i, n) = c.instance;
     if n > 1 && keynum >= c.record_count {
         c.record_count + (keynum - c.record_count) * n + i

@@ -71,7 +71,7 @@ pub const YCSB: &[StepDef] = &[
 const MIX_FIELDS: &[(&str, &str)] = &[("fieldcount", "10"), ("fieldlength", "10")];
 
 /// The MongoDB/SequoiaDB/Cassandra/HBase report's scenarios.
-pub const MIXES: &[StepDef] = &[
+pub(crate) const MIXES: &[StepDef] = &[
     StepDef {
         props: MIX_FIELDS,
         ..load("load", "workloadc", "single-record load")

@@ -56,7 +56,7 @@ pub struct MysqlConn {
 }
 
 /// MySQL's and MariaDB's entry in the registry's TPC-C dispatch.
-pub const SUPPORT: Support = Support {
+pub(crate) const SUPPORT: Support = Support {
     open: |target, _create, isolation| Box::pin(async move {
         let c = MysqlConn::open(target, isolation).await?;
         let engine = yardstick_core::binding::EngineInfo {
@@ -76,7 +76,7 @@ pub const SUPPORT: Support = Support {
 
 impl MysqlConn {
     /// How the terminals send statements, for the result.
-    pub const STATEMENTS: &'static str = "a transaction's independent statements as one multi-statement text query with escaped literals (START TRANSACTION with the first, COMMIT with the last); the others as prepared statements (binary protocol)";
+    pub(crate) const STATEMENTS: &'static str = "a transaction's independent statements as one multi-statement text query with escaped literals (START TRANSACTION with the first, COMMIT with the last); the others as prepared statements (binary protocol)";
 
     /// Connects and sets the session's isolation level; a server that
     /// refuses the level is an error naming it.

@@ -97,7 +97,7 @@ impl StartGate {
         }
     }
 
-    pub fn wait_ready(&self, workers: usize) {
+    pub(crate) fn wait_ready(&self, workers: usize) {
         let Ok(mut s) = self.state.lock() else { return };
         while s.0 < workers {
             s = match self.changed.wait(s) {
@@ -134,7 +134,7 @@ pub(crate) struct Intervals {
 }
 
 impl Intervals {
-    pub fn index_of(&self, t: Instant) -> i64 {
+    pub(crate) fn index_of(&self, t: Instant) -> i64 {
         let len = self.length.as_nanos();
         if t >= self.measure_start {
             ((t - self.measure_start).as_nanos() / len) as i64
@@ -144,7 +144,7 @@ impl Intervals {
     }
 
     /// Start of interval `index`.
-    pub fn start_of(&self, index: i64) -> Instant {
+    pub(crate) fn start_of(&self, index: i64) -> Instant {
         let off = self.length * index.unsigned_abs() as u32;
         if index >= 0 {
             self.measure_start + off
