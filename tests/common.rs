@@ -4,17 +4,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_yardstick")
 }
 
-pub fn yardstick(dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn yardstick(dir: &Path, args: &[&str]) -> Run {
     let out: Output = Command::new(bin())
         .args(args)
         .current_dir(dir)
@@ -27,13 +27,13 @@ pub fn yardstick(dir: &Path, args: &[&str]) -> Run {
     }
 }
 
-pub fn read_json(path: &Path) -> serde_json::Value {
+pub(crate) fn read_json(path: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).expect("result files are JSON")
 }
 
-pub fn results_in(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn results_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("results"))
         .map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -42,12 +42,12 @@ pub fn results_in(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Validates `value` against the repository's result JSON Schema.
-pub fn assert_schema_valid(value: &serde_json::Value) {
+pub(crate) fn assert_schema_valid(value: &serde_json::Value) {
     assert_matches_schema(value, "result.schema.json");
 }
 
 /// Validates `value` against `schema/NAME`.
-pub fn assert_matches_schema(value: &serde_json::Value, name: &str) {
+pub(crate) fn assert_matches_schema(value: &serde_json::Value, name: &str) {
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("schema")
         .join(name);
@@ -65,16 +65,16 @@ pub fn assert_matches_schema(value: &serde_json::Value, name: &str) {
     );
 }
 
-pub fn op<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+pub(crate) fn op<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     &result["operations"][name]
 }
 
-pub fn count(result: &serde_json::Value, name: &str) -> u64 {
+pub(crate) fn count(result: &serde_json::Value, name: &str) -> u64 {
     op(result, name)["count"].as_u64().unwrap_or(0)
 }
 
 /// Loads 2000 records and runs workload A (or C) for `ops` operations; returns the run's result.
-pub fn load_and_run(
+pub(crate) fn load_and_run(
     dir: &Path,
     url: &str,
     workload: &str,
@@ -127,7 +127,7 @@ pub fn load_and_run(
 
 /// Runs yardstick with `args` in `dir`, sends it SIGINT after `after` and
 /// returns its exit code.
-pub fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Option<i32> {
+pub(crate) fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Option<i32> {
     let mut child = std::process::Command::new(bin())
         .args(args)
         .current_dir(dir)
@@ -141,13 +141,13 @@ pub fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Opt
     child.wait().unwrap().code()
 }
 
-pub fn strings(list: &[&str]) -> Vec<String> {
+pub(crate) fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
 /// The one `yardstick: error:` line of a refused command, which must name
 /// `expect`; no panic.
-pub fn assert_one_error(r: &Run, what: &str, expect: &str) {
+pub(crate) fn assert_one_error(r: &Run, what: &str, expect: &str) {
     assert_eq!(r.code, 2, "{what}: exit {} stderr {}", r.code, r.stderr);
     let errors: Vec<&str> = r
         .stderr
@@ -165,50 +165,50 @@ pub fn assert_one_error(r: &Run, what: &str, expect: &str) {
 
 /// A test server `scripts/services` starts on loopback: its URL (the
 /// environment variable `env` overrides it) and how to start it.
-pub struct TestServer {
+pub(crate) struct TestServer {
     pub name: &'static str,
     pub env: &'static str,
     pub url: &'static str,
     pub service: &'static str,
 }
 
-pub const POSTGRES: TestServer = TestServer {
+pub(crate) const POSTGRES: TestServer = TestServer {
     name: "PostgreSQL",
     env: "YARDSTICK_PG_URL",
     url: "postgres://bench:benchpw@127.0.0.1:55432/ycsb",
     service: "postgres",
 };
-pub const MARIADB: TestServer = TestServer {
+pub(crate) const MARIADB: TestServer = TestServer {
     name: "MariaDB",
     env: "YARDSTICK_MYSQL_URL",
     url: "mysql://bench:benchpw@127.0.0.1:53306/ycsb",
     service: "mariadb",
 };
-pub const REDIS: TestServer = TestServer {
+pub(crate) const REDIS: TestServer = TestServer {
     name: "Redis",
     env: "YARDSTICK_REDIS_URL",
     url: "redis://:benchpw@127.0.0.1:56379",
     service: "redis",
 };
-pub const MEMCACHED: TestServer = TestServer {
+pub(crate) const MEMCACHED: TestServer = TestServer {
     name: "memcached",
     env: "YARDSTICK_MEMCACHED_URL",
     url: "memcached://127.0.0.1:51211",
     service: "memcached",
 };
-pub const ETCD: TestServer = TestServer {
+pub(crate) const ETCD: TestServer = TestServer {
     name: "etcd",
     env: "YARDSTICK_ETCD_URL",
     url: "etcd://127.0.0.1:52379,127.0.0.1:52479,127.0.0.1:52579",
     service: "etcd",
 };
-pub const CASSANDRA: TestServer = TestServer {
+pub(crate) const CASSANDRA: TestServer = TestServer {
     name: "Cassandra",
     env: "YARDSTICK_CQL_URL",
     url: "cql://127.0.0.1:59042/ycsb",
     service: "cassandra",
 };
-pub const FERRETDB: TestServer = TestServer {
+pub(crate) const FERRETDB: TestServer = TestServer {
     name: "FerretDB",
     env: "YARDSTICK_MONGODB_URL",
     url: "mongodb://127.0.0.1:57017/ycsb",
@@ -216,13 +216,13 @@ pub const FERRETDB: TestServer = TestServer {
 };
 
 impl TestServer {
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         std::env::var(self.env).unwrap_or_else(|_| self.url.into())
     }
 
     /// Whether it answers; outside CI a missing server skips with the
     /// reason printed, in CI it fails the test.
-    pub fn available(&self) -> bool {
+    pub(crate) fn available(&self) -> bool {
         yardstick_bindings::testing::server_available(
             self.name,
             &self.url(),
@@ -233,7 +233,7 @@ impl TestServer {
 
 /// `yardstick run ARGS` must stop before any work: exit code 2, a message
 /// containing `expect`, no panic, no `secret` in the output, no result file.
-pub fn assert_refused(dir: &Path, args: &[&str], expect: &str, secret: &str) {
+pub(crate) fn assert_refused(dir: &Path, args: &[&str], expect: &str, secret: &str) {
     let r = yardstick(dir, args);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains(expect), "{}", r.stderr);
@@ -248,7 +248,7 @@ pub fn assert_refused(dir: &Path, args: &[&str], expect: &str, secret: &str) {
     );
 }
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -257,7 +257,7 @@ pub fn free_port() -> u16 {
 }
 
 /// Starts a private server (`program args`) and waits until its port accepts.
-pub fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
+pub(crate) fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
     let child = match Command::new(program)
         .args(args)
         .stdout(Stdio::null())
@@ -286,7 +286,7 @@ pub fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> 
 }
 
 /// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
-pub fn run_through_a_kill(
+pub(crate) fn run_through_a_kill(
     dir: &Path,
     url: &str,
     kill: &mut dyn FnMut(),
@@ -345,7 +345,7 @@ pub fn run_through_a_kill(
     (r, v)
 }
 
-pub fn assert_errors_counted(v: &serde_json::Value) {
+pub(crate) fn assert_errors_counted(v: &serde_json::Value) {
     let read = op(v, "READ");
     assert!(read["statuses"]["ok"].as_u64().unwrap() > 0, "{read}");
     assert!(
@@ -357,7 +357,7 @@ pub fn assert_errors_counted(v: &serde_json::Value) {
 }
 
 /// Whether the tests run as root (servers then drop to their own users).
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -368,7 +368,7 @@ pub fn is_root() -> bool {
 /// A private MariaDB server in `dir` (grant tables off: any user logs in
 /// without a password), started with the server options `extra`; its port.
 /// For tests that kill a server or change its global settings.
-pub fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)> {
+pub(crate) fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)> {
     let data = dir.join("db");
     std::fs::create_dir(&data).unwrap();
     if is_root() {

@@ -90,7 +90,7 @@ pub(crate) struct AcceptAnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms
 
 #[cfg(any(feature = "postgres", feature = "memcached", feature = "cql"))]
 impl AcceptAnyCertificate {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         AcceptAnyCertificate(
             rustls::crypto::ring::default_provider().signature_verification_algorithms,
         )

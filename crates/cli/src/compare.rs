@@ -35,7 +35,7 @@ const LIKE_FOR_LIKE: &[&str] = &[
 ];
 
 /// Loud warnings about what differs between the runs.
-pub fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+pub(crate) fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
     let mut w = Vec::new();
     if a.phase != b.phase || a.workload != b.workload {
         w.push(format!(
@@ -161,7 +161,7 @@ fn show(metric: Metric, v: f64) -> String {
 }
 
 /// The comparison as text: warnings, then one row per operation and metric.
-pub fn render(a: &RunResult, b: &RunResult) -> String {
+pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
     let mut out = String::new();
     for w in differences(a, b) {
         let _ = writeln!(out, "WARNING: {w}");
@@ -209,7 +209,7 @@ pub fn render(a: &RunResult, b: &RunResult) -> String {
     out
 }
 
-pub fn execute(a: &Path, b: &Path) -> Result<i32, CliError> {
+pub(crate) fn execute(a: &Path, b: &Path) -> Result<i32, CliError> {
     let (ra, rb) = (read_result(a)?, read_result(b)?);
     println!("A: {}\nB: {}", a.display(), b.display());
     print!("{}", render(&ra, &rb));

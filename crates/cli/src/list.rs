@@ -5,7 +5,7 @@ use clap::Command;
 use yardstick_bindings::REGISTRY;
 use yardstick_core::workload::properties::PROPERTIES;
 
-pub fn print(what: ListWhat) -> Result<i32, CliError> {
+pub(crate) fn print(what: ListWhat) -> Result<i32, CliError> {
     let all = what == ListWhat::All;
     if all || what == ListWhat::Bindings {
         println!("bindings (--db URL):");
@@ -71,7 +71,7 @@ pub fn print(what: ListWhat) -> Result<i32, CliError> {
 
 /// The command line definition, with every `--db` help naming the schemes
 /// this binary drives (under `tpcc`, the ones that run TPC-C).
-pub fn command() -> Command {
+pub(crate) fn command() -> Command {
     with_db_help(<crate::Cli as clap::CommandFactory>::command(), false)
 }
 

@@ -84,7 +84,7 @@ impl MatrixArgs {
 
 /// Runs the matrix; the exit code is 1 when a cell failed for a reason
 /// other than its memory budget.
-pub fn execute(a: &MatrixArgs) -> Result<i32, CliError> {
+pub(crate) fn execute(a: &MatrixArgs) -> Result<i32, CliError> {
     let spec = a.spec()?;
     let control = crate::control();
     let say = |line: &str| eprintln!("yardstick matrix: {line}");

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use yardstick_core::result::MemoryLimit;
 
 /// Set in the child: the cgroup directory it runs in.
-pub const CHILD_ENV: &str = "YARDSTICK_MEMORY_CGROUP";
+pub(crate) const CHILD_ENV: &str = "YARDSTICK_MEMORY_CGROUP";
 const LIMIT_ENV: &str = "YARDSTICK_MEMORY_LIMIT";
 const MECHANISM_ENV: &str = "YARDSTICK_MEMORY_MECHANISM";
 const PAGE_CACHE_ENV: &str = "YARDSTICK_PAGE_CACHE";
@@ -29,7 +29,7 @@ enum Version {
 
 /// A memory cgroup created for one child; removed when dropped.
 #[derive(Debug)]
-pub struct Cgroup {
+pub(crate) struct Cgroup {
     dir: PathBuf,
     version: Version,
     limit: u64,
@@ -92,7 +92,7 @@ fn read_u64(path: &Path) -> Option<u64> {
 
 /// Why a memory cap cannot be set up on this machine.
 #[derive(Debug, thiserror::Error)]
-pub enum CgroupError {
+pub(crate) enum CgroupError {
     #[error("{HINT}, and this machine mounts no cgroup memory controller")]
     NoController,
     #[error("{HINT}: cannot enable the memory controller in {}: {source}", dir.display())]
@@ -127,7 +127,7 @@ const HINT: &str =
 impl Cgroup {
     /// Creates a memory cgroup capped at `limit` bytes, or says in one line
     /// why this machine does not allow it.
-    pub fn create(limit: u64) -> Result<Cgroup, CgroupError> {
+    pub(crate) fn create(limit: u64) -> Result<Cgroup, CgroupError> {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let (base, version) = locate(&mountinfo, &cgroups).ok_or(CgroupError::NoController)?;
@@ -191,12 +191,12 @@ impl Cgroup {
         Ok(cg)
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Whether the cgroup's OOM killer killed a process.
-    pub fn oom_killed(&self) -> bool {
+    pub(crate) fn oom_killed(&self) -> bool {
         let (file, key) = match self.version {
             Version::V1 => ("memory.oom_control", "oom_kill"),
             Version::V2 => ("memory.events", "oom_kill"),
@@ -213,12 +213,12 @@ impl Cgroup {
     }
 
     /// Memory (heap and page cache) the cgroup held at most.
-    pub fn peak(&self) -> Option<u64> {
+    pub(crate) fn peak(&self) -> Option<u64> {
         peak_of(&self.dir)
     }
 
     /// The record for a result of a process that ran in this cgroup.
-    pub fn record(&self, page_cache: &str, oom_killed: bool) -> MemoryLimit {
+    pub(crate) fn record(&self, page_cache: &str, oom_killed: bool) -> MemoryLimit {
         MemoryLimit {
             bytes: self.limit,
             mechanism: self.mechanism.clone(),
@@ -231,7 +231,7 @@ impl Cgroup {
 
     /// Runs `cmd` inside the cgroup (it moves itself in before exec) with the
     /// variables that tell the child what it runs under.
-    pub fn spawn(
+    pub(crate) fn spawn(
         &self,
         cmd: &mut std::process::Command,
         page_cache: &str,
@@ -281,7 +281,7 @@ fn peak_of(dir: &Path) -> Option<u64> {
 }
 
 /// In the child: what it runs under, for its result.
-pub fn child_record() -> Option<MemoryLimit> {
+pub(crate) fn child_record() -> Option<MemoryLimit> {
     let dir = PathBuf::from(std::env::var_os(CHILD_ENV)?);
     Some(MemoryLimit {
         bytes: std::env::var(LIMIT_ENV).ok()?.parse().ok()?,
@@ -295,7 +295,7 @@ pub fn child_record() -> Option<MemoryLimit> {
 
 /// Drops clean cached pages so the capped phase starts cold: returns what the
 /// result should say about the page cache.
-pub fn drop_page_cache() -> (String, Option<String>) {
+pub(crate) fn drop_page_cache() -> (String, Option<String>) {
     // SAFETY: sync(2) has no preconditions.
     unsafe { libc::sync() };
     match std::fs::write("/proc/sys/vm/drop_caches", "1") {
@@ -310,13 +310,13 @@ pub fn drop_page_cache() -> (String, Option<String>) {
 }
 
 /// What ended a child that did not exit by itself.
-pub fn describe(status: &std::process::ExitStatus) -> Option<i32> {
+pub(crate) fn describe(status: &std::process::ExitStatus) -> Option<i32> {
     status.signal()
 }
 
 /// How a capped child ended.
 #[derive(Debug)]
-pub enum Capped {
+pub(crate) enum Capped {
     /// It exited with this code, having written its own result.
     Exited(i32),
     /// A signal ended it (the OOM killer, usually): the parent writes the result.
@@ -325,7 +325,7 @@ pub enum Capped {
 
 /// What the parent's result of a killed child says.
 #[derive(Debug)]
-pub struct Killed {
+pub(crate) struct Killed {
     /// The result's first warning.
     pub why: String,
     pub record: MemoryLimit,
@@ -336,7 +336,7 @@ pub struct Killed {
 /// `--memory-limit`: runs this same command again (`command_line` without
 /// the program, plus `extra` arguments) as a child in a memory cgroup of
 /// `limit` bytes, the page cache dropped first, and waits for it.
-pub fn run_capped(
+pub(crate) fn run_capped(
     limit: u64,
     command_line: &[String],
     extra: &[String],

@@ -133,7 +133,7 @@ fn add_index(
 
 /// Reads every input: a file, or a directory with an index.json (a suite or
 /// matrix) or result files.
-pub fn gather(paths: &[PathBuf]) -> Result<Inputs, CliError> {
+pub(crate) fn gather(paths: &[PathBuf]) -> Result<Inputs, CliError> {
     let mut inputs = Inputs::default();
     for p in paths {
         if p.is_dir() {
@@ -171,7 +171,7 @@ pub fn gather(paths: &[PathBuf]) -> Result<Inputs, CliError> {
     Ok(inputs)
 }
 
-pub fn execute(
+pub(crate) fn execute(
     paths: &[PathBuf],
     out: &Path,
     format: Option<ReportFormat>,

@@ -5,7 +5,7 @@ use yardstick_core::op::OpKind;
 use yardstick_core::run::IntervalView;
 use yardstick_report::fmt::{latency, rate, thousands};
 
-pub struct StatusLine {
+pub(crate) struct StatusLine {
     tty: bool,
     quiet: bool,
     drawn: bool,
@@ -13,7 +13,7 @@ pub struct StatusLine {
 }
 
 impl StatusLine {
-    pub fn new(quiet: bool, label: &str) -> Self {
+    pub(crate) fn new(quiet: bool, label: &str) -> Self {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal();
         StatusLine {
@@ -24,7 +24,7 @@ impl StatusLine {
         }
     }
 
-    pub fn line(&self, v: &IntervalView) -> String {
+    pub(crate) fn line(&self, v: &IntervalView) -> String {
         let p = v.point;
         let clock = if p.warmup {
             format!("warm-up {:>6.1}s", p.t_s)
@@ -78,7 +78,7 @@ impl StatusLine {
         s
     }
 
-    pub fn update(&mut self, v: &IntervalView) {
+    pub(crate) fn update(&mut self, v: &IntervalView) {
         if self.quiet {
             return;
         }
@@ -94,7 +94,7 @@ impl StatusLine {
     }
 
     /// Ends the in-place line so following output starts on its own line.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if self.drawn {
             let _ = writeln!(std::io::stderr());
             self.drawn = false;

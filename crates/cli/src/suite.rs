@@ -60,7 +60,7 @@ pub struct SuiteArgs {
 }
 
 /// `1M`, `100k`, `2.5M`, `1G` (10^9) or a plain count.
-pub fn parse_count(s: &str) -> Result<u64, yardstick_core::units::CountError> {
+pub(crate) fn parse_count(s: &str) -> Result<u64, yardstick_core::units::CountError> {
     yardstick_core::units::parse_count(s)
 }
 
@@ -86,7 +86,7 @@ impl SuiteArgs {
     }
 }
 
-pub fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
+pub(crate) fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
     let plan = suite::plan(&a.spec())?;
     let control = crate::control();
     let say = |line: &str| eprintln!("yardstick suite: {line}");

@@ -1,6 +1,6 @@
 //! YCSB's workload files, built into the binary so `-P workloada` works from
 //! any directory; a path to a file works too.
-pub const BUILTIN: &[(&str, &str)] = &[
+pub(crate) const BUILTIN: &[(&str, &str)] = &[
     ("workloada", include_str!("../../../workloads/workloada")),
     ("workloadb", include_str!("../../../workloads/workloadb")),
     ("workloadc", include_str!("../../../workloads/workloadc")),
@@ -11,7 +11,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
 
 /// The built-in workload named like the last component of `arg`
 /// (`workloada` or `workloads/workloada`), when `arg` is not an existing file.
-pub fn builtin(arg: &std::path::Path) -> Option<(&'static str, &'static str)> {
+pub(crate) fn builtin(arg: &std::path::Path) -> Option<(&'static str, &'static str)> {
     if arg.exists() {
         return None;
     }
@@ -20,7 +20,7 @@ pub fn builtin(arg: &std::path::Path) -> Option<(&'static str, &'static str)> {
 }
 
 /// First comment line of a workload file: its one-line description.
-pub fn description(text: &str) -> &str {
+pub(crate) fn description(text: &str) -> &str {
     text.lines()
         .find_map(|l| l.strip_prefix("# "))
         .unwrap_or("")

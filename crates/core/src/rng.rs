@@ -94,7 +94,7 @@ pub(crate) struct Filler {
 }
 
 impl Filler {
-    pub fn new(rng: &mut Rng) -> Self {
+    pub(crate) fn new(rng: &mut Rng) -> Self {
         Filler {
             lanes: [
                 rng.next_u64(),
@@ -106,7 +106,7 @@ impl Filler {
     }
 
     #[inline]
-    pub fn fill(&mut self, buf: &mut [u8]) {
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
         const MASK: u64 = 0x3F3F_3F3F_3F3F_3F3F;
         const BASE: u64 = 0x2020_2020_2020_2020;
         #[inline(always)]

@@ -191,7 +191,7 @@ pub(crate) struct Search {
 }
 
 impl Search {
-    pub fn new(max_rate: f64, bisections: u32) -> Search {
+    pub(crate) fn new(max_rate: f64, bisections: u32) -> Search {
         Search {
             max_rate,
             bisections,
@@ -202,7 +202,7 @@ impl Search {
     /// The next rate to try, or `None` when the search is over: coarse steps
     /// up to the first failure, then bisections between the highest passing
     /// rate (or zero) and the lowest failing one, until they are within 2%.
-    pub fn next(&self) -> Option<f64> {
+    pub(crate) fn next(&self) -> Option<f64> {
         let tried = |t: f64| self.points.iter().any(|p| (p.target - t).abs() < 1e-9);
         let failed = self.points.iter().any(|p| !p.pass);
         if !failed {
@@ -236,7 +236,7 @@ impl Search {
     }
 
     /// The highest achieved throughput among the steps that met the bound.
-    pub fn knee(&self) -> Option<&Point> {
+    pub(crate) fn knee(&self) -> Option<&Point> {
         self.points
             .iter()
             .filter(|p| p.pass)

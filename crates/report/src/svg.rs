@@ -215,7 +215,7 @@ pub(crate) struct BarSeries {
 }
 
 impl BarChart {
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let names: Vec<(String, &str, bool)> = self
             .series
             .iter()
@@ -319,7 +319,7 @@ pub(crate) struct Line {
 }
 
 impl LineChart {
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let names: Vec<(String, &str, bool)> = self
             .lines
             .iter()

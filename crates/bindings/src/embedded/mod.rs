@@ -17,6 +17,19 @@
 //! so a second process gets a clear error instead of a corrupted run, and its
 //! bytes on disk (allocated blocks, so sparse files count what they use) are
 //! recorded before and after every phase.
+// each engine uses the option parsers it needs: a build with only some
+// engines leaves the others unused
+#![cfg_attr(
+    not(all(
+        feature = "lmdb",
+        feature = "redb",
+        feature = "fjall",
+        feature = "rocksdb",
+        feature = "leveldb",
+        feature = "wiredtiger"
+    )),
+    allow(dead_code)
+)]
 use crate::kv;
 use crate::url::Target;
 use std::fs::File;

@@ -98,7 +98,7 @@ pub(crate) enum TargetUnion {
 }
 
 #[derive(Clone, PartialEq, Message)]
-pub struct Compare {
+pub(super) struct Compare {
     #[prost(int32, tag = "1")]
     pub result: i32,
     #[prost(int32, tag = "2")]
@@ -132,7 +132,7 @@ impl Compare {
 }
 
 #[derive(Clone, PartialEq, prost::Oneof)]
-pub enum Operation {
+pub(super) enum Operation {
     #[prost(message, tag = "2")]
     Put(PutRequest),
 }
@@ -230,7 +230,7 @@ impl Client {
     /// A client of the cluster at `endpoints`; logs in when a user is given.
     /// Members are connected to on the first call (the open's status call
     /// tells whether any answers).
-    pub async fn connect(endpoints: &[String], options: &ConnectOptions) -> Result<Client, Status> {
+    pub(super) async fn connect(endpoints: &[String], options: &ConnectOptions) -> Result<Client, Status> {
         let mut list = Vec::with_capacity(endpoints.len());
         for e in endpoints {
             let mut endpoint = Endpoint::from_shared(e.clone())
@@ -322,16 +322,16 @@ impl Client {
         }
     }
 
-    pub async fn range(&mut self, r: RangeRequest) -> Result<RangeResponse, Status> {
+    pub(super) async fn range(&mut self, r: RangeRequest) -> Result<RangeResponse, Status> {
         self.call("/etcdserverpb.KV/Range", r).await
     }
 
-    pub async fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<PutResponse, Status> {
+    pub(super) async fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<PutResponse, Status> {
         self.call("/etcdserverpb.KV/Put", PutRequest { key, value })
             .await
     }
 
-    pub async fn delete(
+    pub(super) async fn delete(
         &mut self,
         key: Vec<u8>,
         range_end: Vec<u8>,
@@ -361,7 +361,7 @@ impl Client {
         Ok(r.succeeded)
     }
 
-    pub async fn status(&mut self) -> Result<StatusResponse, Status> {
+    pub(super) async fn status(&mut self) -> Result<StatusResponse, Status> {
         self.call("/etcdserverpb.Maintenance/Status", StatusRequest {})
             .await
     }

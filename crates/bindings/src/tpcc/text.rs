@@ -35,6 +35,7 @@ impl TextRows {
         }
     }
 
+    #[cfg(any(test, feature = "postgres", feature = "mysql"))]
     pub(crate) fn from_rows(rows: &[Row], now: &str) -> TextRows {
         let mut t = TextRows::new(now);
         for row in rows {

@@ -5,7 +5,7 @@ mod resolve;
 use crate::memlimit;
 use crate::status::StatusLine;
 use crate::{workloads, CliError, Format, OnError, PhaseArgs, EXIT_INTERRUPTED};
-pub use resolve::resolve_properties;
+pub(crate) use resolve::resolve_properties;
 use resolve::{default_seed, phase_name};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -21,7 +21,7 @@ use yardstick_core::run::{self, Control, RunOutput, RunSpec};
 use yardstick_core::workload::properties as p;
 use yardstick_core::workload::{CoreConfig, Phase, Properties, SharedState};
 /// Runs `phase` (and, for `run` without --db, the load before it).
-pub fn execute(
+pub(crate) fn execute(
     a: &PhaseArgs,
     phase: Phase,
     command_line: Vec<String>,

@@ -18,7 +18,10 @@ pub(super) fn phase_name(phase: Phase) -> &'static str {
 }
 
 /// Resolves properties: built-in defaults, -P files in order, -p overrides, then flags.
-pub fn resolve_properties(a: &PhaseArgs, demo: bool) -> Result<(Properties, String), CliError> {
+pub(crate) fn resolve_properties(
+    a: &PhaseArgs,
+    demo: bool,
+) -> Result<(Properties, String), CliError> {
     let mut props = Properties::new();
     let files: Vec<PathBuf> = if a.property_files.is_empty() {
         vec![PathBuf::from("workloada")]

@@ -9,7 +9,7 @@ use crate::{CliError, EXIT_FAILED, EXIT_INTERRUPTED};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
-pub use summary::summary;
+pub(crate) use summary::summary;
 use yardstick_bindings::tpcc::loader::{self, LoadError, LoadOutcome, LoadPlan};
 use yardstick_bindings::tpcc::{self, check, load, DbError, Isolation, LoadMethod};
 use yardstick_core::result;
@@ -158,7 +158,7 @@ async fn open(url: &str, isolation: Option<Isolation>) -> Result<tpcc::Opened, C
         .map_err(db_err("", url))
 }
 
-pub fn execute(cmd: &TpccCommand, command_line: Vec<String>) -> Result<i32, CliError> {
+pub(crate) fn execute(cmd: &TpccCommand, command_line: Vec<String>) -> Result<i32, CliError> {
     match cmd {
         TpccCommand::Load(a) => load_cmd(a),
         TpccCommand::Run(a) => run::run_cmd(a, command_line),

@@ -17,7 +17,7 @@ pub(super) fn checks_text(checks: &[Check]) -> String {
 }
 
 /// The text summary of a TPC-C result.
-pub fn summary(r: &TpccResult) -> String {
+pub(crate) fn summary(r: &TpccResult) -> String {
     use yardstick_report::fmt::latency;
     let mut s = format!(
         "yardstick tpcc · {} {} · {} warehouses · {} terminals · {:.1} s · {} · isolation: {}\n\n  tpmC {:.0} · tpmTotal {:.0} · client CPU {:.2} cores ({:.0} µs per transaction)\n\n",

@@ -11,7 +11,7 @@ pub(crate) struct Discrete<T: Copy> {
 
 impl<T: Copy> Discrete<T> {
     /// Values with zero weight are dropped; `None` when no weight is positive.
-    pub fn new(weighted: &[(f64, T)]) -> Option<Self> {
+    pub(crate) fn new(weighted: &[(f64, T)]) -> Option<Self> {
         let total: f64 = weighted
             .iter()
             .filter(|(w, _)| *w > 0.0)
@@ -38,7 +38,7 @@ impl<T: Copy> Discrete<T> {
     }
 
     #[inline]
-    pub fn next(&self, rng: &mut Rng) -> T {
+    pub(crate) fn next(&self, rng: &mut Rng) -> T {
         let x = rng.next_u64();
         for &(t, v) in &self.thresholds {
             if x < t {
@@ -50,7 +50,7 @@ impl<T: Copy> Discrete<T> {
 
     /// The values with positive weight, in order.
     #[cfg(test)]
-    pub fn values(&self) -> impl Iterator<Item = T> + '_ {
+    pub(crate) fn values(&self) -> impl Iterator<Item = T> + '_ {
         self.thresholds.iter().map(|(_, v)| *v)
     }
 }

@@ -9,26 +9,26 @@ pub(crate) struct Exponential {
 }
 
 impl Exponential {
-    pub fn new(percentile: f64, range: f64) -> Self {
+    pub(crate) fn new(percentile: f64, range: f64) -> Self {
         Exponential {
             gamma: -(1.0 - percentile / 100.0).ln() / range,
         }
     }
 
     #[inline]
-    pub fn next(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&self, rng: &mut Rng) -> u64 {
         // 1 - u is in (0, 1], so the logarithm is finite.
         (-(1.0 - rng.next_f64()).ln() / self.gamma) as u64
     }
 
     #[cfg(test)]
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         1.0 / self.gamma
     }
 
     /// P(value < x) of the continuous draw before truncation.
     #[cfg(test)]
-    pub fn cdf(&self, x: f64) -> f64 {
+    pub(crate) fn cdf(&self, x: f64) -> f64 {
         1.0 - (-self.gamma * x).exp()
     }
 }

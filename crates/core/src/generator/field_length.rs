@@ -12,18 +12,18 @@ pub(crate) enum LengthGenerator {
 }
 
 impl LengthGenerator {
-    pub fn constant(n: u64) -> Self {
+    pub(crate) fn constant(n: u64) -> Self {
         LengthGenerator::Constant(n)
     }
-    pub fn uniform(min: u64, max: u64) -> Self {
+    pub(crate) fn uniform(min: u64, max: u64) -> Self {
         LengthGenerator::Uniform(Uniform::new(min, max))
     }
-    pub fn zipfian(min: u64, max: u64) -> Self {
+    pub(crate) fn zipfian(min: u64, max: u64) -> Self {
         LengthGenerator::Zipfian(Zipfian::new(min, max, DEFAULT_THETA))
     }
 
     #[inline]
-    pub fn next(&mut self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&mut self, rng: &mut Rng) -> u64 {
         match self {
             LengthGenerator::Constant(n) => *n,
             LengthGenerator::Uniform(u) => u.next(rng),
@@ -33,7 +33,7 @@ impl LengthGenerator {
 
     /// The largest length this generator can return (buffers are sized to it).
     #[cfg(test)]
-    pub fn max(&self) -> u64 {
+    pub(crate) fn max(&self) -> u64 {
         match self {
             LengthGenerator::Constant(n) => *n,
             LengthGenerator::Uniform(u) => u.upper(),

@@ -11,7 +11,12 @@ pub(crate) struct Hotspot {
 }
 
 impl Hotspot {
-    pub fn new(lower: u64, upper: u64, hot_data_fraction: f64, hot_opn_fraction: f64) -> Self {
+    pub(crate) fn new(
+        lower: u64,
+        upper: u64,
+        hot_data_fraction: f64,
+        hot_opn_fraction: f64,
+    ) -> Self {
         let interval = upper - lower + 1;
         let hot = ((interval as f64) * hot_data_fraction.clamp(0.0, 1.0)) as u64;
         Hotspot {
@@ -23,7 +28,7 @@ impl Hotspot {
     }
 
     #[inline]
-    pub fn next(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&self, rng: &mut Rng) -> u64 {
         let hot_draw = rng.next_f64() < self.hot_opn_fraction;
         if (hot_draw && self.hot > 0) || self.cold == 0 {
             self.lower + rng.below(self.hot)

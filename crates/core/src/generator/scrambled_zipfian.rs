@@ -20,7 +20,7 @@ pub(crate) struct ScrambledZipfian {
 
 impl ScrambledZipfian {
     /// Over `min..=max` with Zipfian constant `theta`.
-    pub fn new(min: u64, max: u64, theta: f64) -> Self {
+    pub(crate) fn new(min: u64, max: u64, theta: f64) -> Self {
         let gen = if theta == zipfian::DEFAULT_THETA {
             zipfian::Zipfian::with_zetan(0, ITEM_COUNT - 1, theta, ZETAN)
         } else {
@@ -40,7 +40,7 @@ impl ScrambledZipfian {
     }
 
     #[inline]
-    pub fn next(&mut self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&mut self, rng: &mut Rng) -> u64 {
         let rank = self.gen.next(rng);
         self.key_of_rank(rank)
     }

@@ -10,7 +10,7 @@ pub(crate) struct SkewedLatest {
 
 impl SkewedLatest {
     /// `initial_limit`: the acknowledged limit when the run starts (recordcount - 1).
-    pub fn new(initial_limit: u64) -> Self {
+    pub(crate) fn new(initial_limit: u64) -> Self {
         SkewedLatest {
             zipf: Zipfian::new(0, initial_limit.max(1) - 1, DEFAULT_THETA),
         }
@@ -19,7 +19,7 @@ impl SkewedLatest {
     /// A key at most `limit`: `limit - zipf(limit)`, as YCSB computes it, so keys
     /// lie in 1..=limit with `limit` the most popular.
     #[inline]
-    pub fn next(&mut self, rng: &mut Rng, limit: u64) -> u64 {
+    pub(crate) fn next(&mut self, rng: &mut Rng, limit: u64) -> u64 {
         if limit == 0 {
             return 0;
         }

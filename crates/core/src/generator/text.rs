@@ -240,7 +240,7 @@ impl std::fmt::Debug for TextFiller {
 const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 impl TextFiller {
-    pub fn new(rng: &mut Rng) -> Self {
+    pub(crate) fn new(rng: &mut Rng) -> Self {
         let seed = rng.next_u64();
         TextFiller {
             vocab: vocabulary(),
@@ -252,7 +252,7 @@ impl TextFiller {
     }
 
     /// Fills `buf` (its length is the field length) with the next text.
-    pub fn fill(&mut self, buf: &mut [u8]) {
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
         let mut done = 0;
         while done < buf.len() {
             if self.pos == self.pending.len() {

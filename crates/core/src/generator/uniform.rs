@@ -10,7 +10,7 @@ pub(crate) struct Uniform {
 
 impl Uniform {
     /// Uniform over `lower..=upper`.
-    pub fn new(lower: u64, upper: u64) -> Self {
+    pub(crate) fn new(lower: u64, upper: u64) -> Self {
         assert!(upper >= lower, "uniform range {lower}..={upper} is empty");
         Uniform {
             lower,
@@ -19,17 +19,17 @@ impl Uniform {
     }
 
     #[inline]
-    pub fn next(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&self, rng: &mut Rng) -> u64 {
         self.lower + rng.below(self.span)
     }
 
     #[cfg(test)]
-    pub fn upper(&self) -> u64 {
+    pub(crate) fn upper(&self) -> u64 {
         self.lower + self.span - 1
     }
 
     #[cfg(test)]
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         self.lower as f64 + (self.span as f64 - 1.0) / 2.0
     }
 }

@@ -15,7 +15,7 @@ pub(crate) struct Pacer {
 
 impl Pacer {
     /// `rate`: operations per second over all `slots`; this pacer is slot `slot`.
-    pub fn new(t0: Instant, rate: f64, slot: u64, slots: u64) -> Self {
+    pub(crate) fn new(t0: Instant, rate: f64, slot: u64, slots: u64) -> Self {
         Pacer {
             t0,
             period_ns: 1e9 / rate,

@@ -11,7 +11,7 @@ pub(crate) struct FitTest {
 }
 
 impl FitTest {
-    pub fn passes(&self) -> bool {
+    pub(crate) fn passes(&self) -> bool {
         self.statistic <= self.critical
     }
 }

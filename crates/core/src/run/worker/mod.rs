@@ -47,7 +47,7 @@ pub(crate) struct ErrorBudget {
 }
 
 impl ErrorBudget {
-    pub fn new(max: Option<u64>) -> Self {
+    pub(super) fn new(max: Option<u64>) -> Self {
         ErrorBudget {
             max,
             ..Default::default()
@@ -107,7 +107,7 @@ impl StartGate {
         }
     }
 
-    pub fn open(&self, t0: Instant) {
+    pub(super) fn open(&self, t0: Instant) {
         if let Ok(mut s) = self.state.lock() {
             s.1 = Some(t0);
             self.changed.notify_all();
