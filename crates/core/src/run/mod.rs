@@ -11,16 +11,17 @@
 //! ```
 pub mod cpu;
 pub(crate) mod pacer;
+mod record;
 pub(crate) mod sampler;
 pub mod spec;
 pub mod work;
 mod worker;
 mod ycsb;
 
+pub use record::{Origin, Recording};
 pub use sampler::{IntervalPoint, IntervalView, PointOp, RunOutput};
-pub use spec::SpecError;
-pub use spec::{Control, RunSpec};
-pub use work::{Origin, Recording, SlotId, Stepped, Work};
+pub use spec::{Control, RunSpec, SpecError};
+pub use work::{SlotId, Stepped, Work};
 pub use ycsb::Ycsb;
 
 use crate::binding::{Binding, BindingError};
@@ -51,12 +52,12 @@ pub fn run<W: Work>(
     control: &Control,
     on_interval: &mut dyn FnMut(&IntervalView),
 ) -> Result<RunOutput, BindingError> {
-    let (tx, rx) = mpsc::channel::<worker::Report>();
+    let (tx, rx) = mpsc::channel::<record::Report>();
     let gate = Arc::new(worker::StartGate::default());
     let failed: Arc<Mutex<Option<BindingError>>> = Arc::new(Mutex::new(None));
     let abort = Arc::new(AtomicBool::new(false));
     let stop = control.stop.clone();
-    let budget = Arc::new(worker::ErrorBudget::new(spec.max_errors));
+    let budget = Arc::new(record::ErrorBudget::new(spec.max_errors));
 
     std::thread::scope(|scope| {
         let mut spawned = 0;

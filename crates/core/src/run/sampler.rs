@@ -2,8 +2,8 @@
 //! closes each interval shortly after its end (merging what arrived), keeps the
 //! time series and the totals, and reports each interval to a callback.
 use super::cpu::process_cpu_time;
+use super::record::{Intervals, Report};
 use super::spec::RunSpec;
-use super::worker::{Intervals, Report};
 use crate::op::OpKind;
 use crate::stats::Recorder;
 use std::collections::BTreeMap;

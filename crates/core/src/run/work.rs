@@ -3,12 +3,9 @@
 //! operations. YCSB's core workload ([`super::Ycsb`]) is one, TPC-C's
 //! terminals another, so both get the same pacing, warm-up, status line,
 //! histograms, signal handling and error budget.
-use super::worker::WorkerState;
-use crate::binding::{BindingError, Outcome, Status};
-use crate::op::OpKind;
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use super::record::Recording;
+use crate::binding::BindingError;
+use std::time::Instant;
 
 /// One slot of the run: `concurrency` of them per worker thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,109 +50,16 @@ pub trait Work: Sync {
     ) -> Option<Stepped>;
 }
 
-/// Where an operation's response time is measured from.
-#[derive(Debug, Clone, Copy)]
-pub enum Origin {
-    /// Open loop: the operation's place on the schedule.
-    Intended(Instant),
-    /// Closed loop: a raw stamp (the call's start, or a retried call's first attempt).
-    Stamp(u64),
-}
-
-impl Origin {
-    /// The schedule's time when there is one, else the stamp `first`.
-    #[inline]
-    pub fn of(intended: Option<Instant>, first: u64) -> Origin {
-        intended.map_or(Origin::Stamp(first), Origin::Intended)
-    }
-}
-
-/// A slot's handle on its worker's recorder and clock, and on the run's end.
-pub struct Recording<'a> {
-    pub(crate) state: &'a RefCell<WorkerState>,
-    pub(crate) stop: &'a AtomicBool,
-    pub(crate) clock: &'a quanta::Clock,
-    /// When the run's measured time is up (`--duration`).
-    pub(crate) deadline: Option<Instant>,
-}
-
-impl Recording<'_> {
-    /// A raw time stamp (a few ns to read); latencies are differences of two.
-    #[inline]
-    pub fn stamp(&self) -> u64 {
-        self.clock.raw()
-    }
-
-    /// Runs `f` between two stamps: (its output, start, end).
-    #[inline]
-    pub async fn timed<T>(&self, f: impl std::future::Future<Output = T>) -> (T, u64, u64) {
-        let start = self.clock.raw();
-        let out = f.await;
-        (out, start, self.clock.raw())
-    }
-
-    /// Records a `kind` operation whose last call ran from stamp `start` to
-    /// stamp `end`; returns when it ended.
-    #[inline]
-    pub fn record(
-        &self,
-        kind: OpKind,
-        out: &Outcome,
-        origin: Origin,
-        start: u64,
-        end: u64,
-    ) -> Instant {
-        self.state
-            .borrow_mut()
-            .record(kind, out, origin, start, end)
-    }
-
-    /// Counts one retried attempt of a `kind` operation.
-    #[cold]
-    pub fn retry(&self, kind: OpKind) {
-        self.state.borrow_mut().rec.record_retry(kind);
-    }
-
-    /// Keeps an error message that is not an operation's outcome.
-    #[cold]
-    pub fn message(&self, kind: OpKind, status: Status, message: &str) {
-        self.state
-            .borrow_mut()
-            .rec
-            .record_error_message(kind, status, message);
-    }
-
-    /// The run was asked to stop (a signal, the error budget).
-    #[inline]
-    pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    /// Waits `d` outside any measurement (think time, keying time); false
-    /// when the run stopped or its time ran out first.
-    pub async fn pause(&self, d: Duration) -> bool {
-        let until = Instant::now() + d;
-        loop {
-            let now = Instant::now();
-            if self.stopped() || self.deadline.is_some_and(|end| now >= end) {
-                return false;
-            }
-            if now >= until {
-                return true;
-            }
-            // short naps, so a stop is seen within 100 ms
-            let nap = (until - now).min(Duration::from_millis(100));
-            tokio::time::sleep(nap).await;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{run, Control, RunSpec};
+    use crate::binding::Outcome;
+    use crate::op::OpKind;
+    use crate::run::{run, Control, Origin, RunSpec};
     use crate::workload::Phase;
     use std::sync::atomic::AtomicU64;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
 
     /// Each step "thinks" for `think`, then records one operation: a work
     /// that is neither YCSB's nor a binding's.

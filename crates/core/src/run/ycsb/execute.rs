@@ -4,7 +4,7 @@ use super::Buffers;
 use crate::binding::{Batch, Fields, Outcome, Session, Status};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
-use crate::run::work::{Origin, Recording};
+use crate::run::record::{Origin, Recording};
 use crate::workload::{Phase, PlannedOp, SharedState, Stream};
 use std::time::Instant;
 

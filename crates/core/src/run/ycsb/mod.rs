@@ -3,7 +3,8 @@
 //! multi-record insert when the load batches (`db.batchsize` > 1).
 mod execute;
 
-use super::work::{Recording, SlotId, Stepped, Work};
+use super::record::Recording;
+use super::work::{SlotId, Stepped, Work};
 use crate::binding::{Batch, Binding, BindingError, Fields, Record, ScanRows, WriteSet};
 use crate::workload::{Phase, SharedState, Stream};
 use execute::{execute, execute_batch};

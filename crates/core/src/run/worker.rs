@@ -3,29 +3,15 @@
 //! operations in the thread's recorder; that goes to the sampler whenever an
 //! interval boundary passes.
 use super::pacer::{wait_until, Pacer};
+use super::record::{ErrorBudget, Intervals, Recording, Report, WorkerState};
 use super::spec::RunSpec;
-use super::work::{Origin, Recording, SlotId, Work};
-use crate::binding::{BindingError, Outcome};
-use crate::op::OpKind;
+use super::work::{SlotId, Work};
+use crate::binding::BindingError;
 use crate::rng::derive_seed;
-use crate::stats::Recorder;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
-
-pub(crate) enum Report {
-    Interval {
-        index: i64,
-        rec: Box<Recorder>,
-    },
-    Done {
-        /// Scheduled operations never started because the run's time was up.
-        unstarted: u64,
-        /// How far behind schedule the worker's slots were when they stopped.
-        final_lag_ns: u64,
-    },
-}
+use std::time::Instant;
 
 pub(crate) struct WorkerContext {
     pub worker: usize,
@@ -35,32 +21,6 @@ pub(crate) struct WorkerContext {
     pub gate: Arc<StartGate>,
     pub tx: mpsc::Sender<Report>,
     pub budget: Arc<ErrorBudget>,
-}
-
-/// Failed operations so far, shared by the workers: touched only when an
-/// operation fails, and sets `exceeded` once `--max-errors` is passed.
-#[derive(Debug, Default)]
-pub(crate) struct ErrorBudget {
-    pub max: Option<u64>,
-    failed: std::sync::atomic::AtomicU64,
-    pub exceeded: AtomicBool,
-}
-
-impl ErrorBudget {
-    pub(super) fn new(max: Option<u64>) -> Self {
-        ErrorBudget {
-            max,
-            ..Default::default()
-        }
-    }
-
-    #[cold]
-    fn spend(&self) {
-        let n = self.failed.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.max.is_some_and(|m| n > m) {
-            self.exceeded.store(true, Ordering::SeqCst);
-        }
-    }
 }
 
 /// Reports a worker ready once: when asked, or when dropped (also on panic).
@@ -125,116 +85,6 @@ impl StartGate {
     }
 }
 
-/// Maps instants to interval indices: interval 0 starts when measurement starts
-/// (after warm-up); warm-up intervals have negative indices.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Intervals {
-    pub measure_start: Instant,
-    pub length: Duration,
-}
-
-impl Intervals {
-    pub(crate) fn index_of(&self, t: Instant) -> i64 {
-        let len = self.length.as_nanos();
-        if t >= self.measure_start {
-            ((t - self.measure_start).as_nanos() / len) as i64
-        } else {
-            -((((self.measure_start - t).as_nanos() - 1) / len) as i64) - 1
-        }
-    }
-
-    /// Start of interval `index`.
-    pub(crate) fn start_of(&self, index: i64) -> Instant {
-        let off = self.length * index.unsigned_abs() as u32;
-        if index >= 0 {
-            self.measure_start + off
-        } else {
-            self.measure_start - off
-        }
-    }
-}
-
-pub(crate) struct WorkerState {
-    pub(crate) rec: Recorder,
-    /// Interval the data in `rec` belongs to, and its end.
-    index: i64,
-    boundary: Instant,
-    intervals: Intervals,
-    tx: mpsc::Sender<Report>,
-    /// Raw time stamps (the CPU's invariant TSC where there is one: a few ns to
-    /// read, against ~30 ns for the OS clock); latencies are differences of two
-    /// stamps, so they never depend on how the stamps map to wall time.
-    clock: quanta::Clock,
-    budget: Arc<ErrorBudget>,
-    /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
-    /// re-taken every interval so calibration drift cannot accumulate.
-    anchor: (Instant, u64),
-}
-
-impl WorkerState {
-    #[inline]
-    fn advance(&mut self, now: Instant) {
-        if now >= self.boundary {
-            self.flush(now);
-        }
-    }
-
-    #[cold]
-    fn flush(&mut self, now: Instant) {
-        self.send();
-        self.index = self.intervals.index_of(now);
-        self.boundary = self.intervals.start_of(self.index + 1);
-        self.anchor = (Instant::now(), self.clock.raw());
-    }
-
-    /// The `Instant` of a raw stamp, to within the clock drift of one interval.
-    #[inline]
-    fn instant(&self, stamp: u64) -> Instant {
-        self.anchor.0 + Duration::from_nanos(self.clock.delta_as_nanos(self.anchor.1, stamp))
-    }
-
-    fn send(&mut self) {
-        if !self.rec.is_empty() {
-            let _ = self.tx.send(Report::Interval {
-                index: self.index,
-                rec: Box::new(self.rec.clone()),
-            });
-            self.rec.reset();
-        }
-    }
-
-    /// Records an operation whose call ran from stamp `start` to stamp `end`;
-    /// returns when it ended.
-    #[inline]
-    pub(crate) fn record(
-        &mut self,
-        kind: OpKind,
-        out: &Outcome,
-        origin: Origin,
-        start: u64,
-        end: u64,
-    ) -> Instant {
-        let service = self.clock.delta_as_nanos(start, end);
-        let (response, end) = match origin {
-            Origin::Intended(t) => {
-                let now = Instant::now();
-                (now.saturating_duration_since(t).as_nanos() as u64, now)
-            }
-            Origin::Stamp(from) => (self.clock.delta_as_nanos(from, end), self.instant(end)),
-        };
-        self.advance(end);
-        self.rec
-            .record(kind, out.status, response, service, out.rows, out.bytes);
-        if let Some(d) = &out.detail {
-            self.rec.record_error_message(kind, out.status, d);
-        }
-        if out.status.is_error() {
-            self.budget.spend();
-        }
-        end
-    }
-}
-
 struct SlotEnd {
     unstarted: u64,
     lag_ns: u64,
@@ -292,18 +142,14 @@ pub(crate) fn run_worker<W: Work>(
         measure_start: t0 + ctx.spec.warmup,
         length: ctx.spec.status_interval,
     };
-    let first = intervals.index_of(t0);
     let clock = quanta::Clock::new();
-    let state = RefCell::new(WorkerState {
-        rec: Recorder::new(),
-        index: first,
-        boundary: intervals.start_of(first + 1),
+    let state = RefCell::new(WorkerState::new(
         intervals,
-        tx: ctx.tx.clone(),
-        anchor: (Instant::now(), clock.raw()),
-        budget: ctx.budget.clone(),
-        clock: clock.clone(),
-    });
+        t0,
+        ctx.tx.clone(),
+        clock.clone(),
+        ctx.budget.clone(),
+    ));
     let alone = slots.len() == 1;
     let rec = Recording {
         state: &state,
@@ -396,26 +242,4 @@ async fn slot_loop<W: Work>(
         last_end = done.end;
     }
     end
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn interval_indices_are_aligned_to_measurement_start() {
-        let ms = Instant::now() + Duration::from_secs(10);
-        let iv = Intervals {
-            measure_start: ms,
-            length: Duration::from_secs(1),
-        };
-        assert_eq!(iv.index_of(ms), 0);
-        assert_eq!(iv.index_of(ms + Duration::from_millis(999)), 0);
-        assert_eq!(iv.index_of(ms + Duration::from_millis(1000)), 1);
-        assert_eq!(iv.index_of(ms - Duration::from_millis(1)), -1);
-        assert_eq!(iv.index_of(ms - Duration::from_millis(1000)), -1);
-        assert_eq!(iv.index_of(ms - Duration::from_millis(1001)), -2);
-        assert_eq!(iv.start_of(-1), ms - Duration::from_secs(1));
-        assert_eq!(iv.start_of(2), ms + Duration::from_secs(2));
-    }
 }

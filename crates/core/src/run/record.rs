@@ -1,0 +1,302 @@
+//! What a worker's slots record into: the thread's recorder, handed to the
+//! sampler whenever an interval boundary passes ([`Report`]), the
+//! intervals' arithmetic, the shared error budget, and [`Recording`], a
+//! slot's handle on all of it.
+use crate::binding::{Outcome, Status};
+use crate::op::OpKind;
+use crate::stats::Recorder;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+pub(crate) enum Report {
+    Interval {
+        index: i64,
+        rec: Box<Recorder>,
+    },
+    Done {
+        /// Scheduled operations never started because the run's time was up.
+        unstarted: u64,
+        /// How far behind schedule the worker's slots were when they stopped.
+        final_lag_ns: u64,
+    },
+}
+
+/// Failed operations so far, shared by the workers: touched only when an
+/// operation fails, and sets `exceeded` once `--max-errors` is passed.
+#[derive(Debug, Default)]
+pub(crate) struct ErrorBudget {
+    pub max: Option<u64>,
+    failed: std::sync::atomic::AtomicU64,
+    pub exceeded: AtomicBool,
+}
+
+impl ErrorBudget {
+    pub(super) fn new(max: Option<u64>) -> Self {
+        ErrorBudget {
+            max,
+            ..Default::default()
+        }
+    }
+
+    #[cold]
+    fn spend(&self) {
+        let n = self.failed.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.max.is_some_and(|m| n > m) {
+            self.exceeded.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Maps instants to interval indices: interval 0 starts when measurement starts
+/// (after warm-up); warm-up intervals have negative indices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Intervals {
+    pub measure_start: Instant,
+    pub length: Duration,
+}
+
+impl Intervals {
+    pub(crate) fn index_of(&self, t: Instant) -> i64 {
+        let len = self.length.as_nanos();
+        if t >= self.measure_start {
+            ((t - self.measure_start).as_nanos() / len) as i64
+        } else {
+            -((((self.measure_start - t).as_nanos() - 1) / len) as i64) - 1
+        }
+    }
+
+    /// Start of interval `index`.
+    pub(crate) fn start_of(&self, index: i64) -> Instant {
+        let off = self.length * index.unsigned_abs() as u32;
+        if index >= 0 {
+            self.measure_start + off
+        } else {
+            self.measure_start - off
+        }
+    }
+}
+
+/// One worker thread's recorder and where it is in the run's intervals.
+pub(crate) struct WorkerState {
+    pub(crate) rec: Recorder,
+    /// Interval the data in `rec` belongs to, and its end.
+    index: i64,
+    boundary: Instant,
+    intervals: Intervals,
+    tx: mpsc::Sender<Report>,
+    /// Raw time stamps (the CPU's invariant TSC where there is one: a few ns to
+    /// read, against ~30 ns for the OS clock); latencies are differences of two
+    /// stamps, so they never depend on how the stamps map to wall time.
+    clock: quanta::Clock,
+    budget: Arc<ErrorBudget>,
+    /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
+    /// re-taken every interval so calibration drift cannot accumulate.
+    anchor: (Instant, u64),
+}
+
+impl WorkerState {
+    /// A worker's state when the run starts at `t0`.
+    pub(crate) fn new(
+        intervals: Intervals,
+        t0: Instant,
+        tx: mpsc::Sender<Report>,
+        clock: quanta::Clock,
+        budget: Arc<ErrorBudget>,
+    ) -> Self {
+        let first = intervals.index_of(t0);
+        WorkerState {
+            rec: Recorder::new(),
+            index: first,
+            boundary: intervals.start_of(first + 1),
+            intervals,
+            tx,
+            anchor: (Instant::now(), clock.raw()),
+            budget,
+            clock,
+        }
+    }
+
+    /// Hands the recorder to the sampler once `now` is past the interval's end.
+    #[inline]
+    pub(crate) fn advance(&mut self, now: Instant) {
+        if now >= self.boundary {
+            self.flush(now);
+        }
+    }
+
+    #[cold]
+    fn flush(&mut self, now: Instant) {
+        self.send();
+        self.index = self.intervals.index_of(now);
+        self.boundary = self.intervals.start_of(self.index + 1);
+        self.anchor = (Instant::now(), self.clock.raw());
+    }
+
+    /// The `Instant` of a raw stamp, to within the clock drift of one interval.
+    #[inline]
+    fn instant(&self, stamp: u64) -> Instant {
+        self.anchor.0 + Duration::from_nanos(self.clock.delta_as_nanos(self.anchor.1, stamp))
+    }
+
+    pub(crate) fn send(&mut self) {
+        if !self.rec.is_empty() {
+            let _ = self.tx.send(Report::Interval {
+                index: self.index,
+                rec: Box::new(self.rec.clone()),
+            });
+            self.rec.reset();
+        }
+    }
+
+    /// Records an operation whose call ran from stamp `start` to stamp `end`;
+    /// returns when it ended.
+    #[inline]
+    pub(crate) fn record(
+        &mut self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        start: u64,
+        end: u64,
+    ) -> Instant {
+        let service = self.clock.delta_as_nanos(start, end);
+        let (response, end) = match origin {
+            Origin::Intended(t) => {
+                let now = Instant::now();
+                (now.saturating_duration_since(t).as_nanos() as u64, now)
+            }
+            Origin::Stamp(from) => (self.clock.delta_as_nanos(from, end), self.instant(end)),
+        };
+        self.advance(end);
+        self.rec
+            .record(kind, out.status, response, service, out.rows, out.bytes);
+        if let Some(d) = &out.detail {
+            self.rec.record_error_message(kind, out.status, d);
+        }
+        if out.status.is_error() {
+            self.budget.spend();
+        }
+        end
+    }
+}
+
+/// Where an operation's response time is measured from.
+#[derive(Debug, Clone, Copy)]
+pub enum Origin {
+    /// Open loop: the operation's place on the schedule.
+    Intended(Instant),
+    /// Closed loop: a raw stamp (the call's start, or a retried call's first attempt).
+    Stamp(u64),
+}
+
+impl Origin {
+    /// The schedule's time when there is one, else the stamp `first`.
+    #[inline]
+    pub fn of(intended: Option<Instant>, first: u64) -> Origin {
+        intended.map_or(Origin::Stamp(first), Origin::Intended)
+    }
+}
+
+/// A slot's handle on its worker's recorder and clock, and on the run's end.
+pub struct Recording<'a> {
+    pub(crate) state: &'a RefCell<WorkerState>,
+    pub(crate) stop: &'a AtomicBool,
+    pub(crate) clock: &'a quanta::Clock,
+    /// When the run's measured time is up (`--duration`).
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl Recording<'_> {
+    /// A raw time stamp (a few ns to read); latencies are differences of two.
+    #[inline]
+    pub fn stamp(&self) -> u64 {
+        self.clock.raw()
+    }
+
+    /// Runs `f` between two stamps: (its output, start, end).
+    #[inline]
+    pub async fn timed<T>(&self, f: impl std::future::Future<Output = T>) -> (T, u64, u64) {
+        let start = self.clock.raw();
+        let out = f.await;
+        (out, start, self.clock.raw())
+    }
+
+    /// Records a `kind` operation whose last call ran from stamp `start` to
+    /// stamp `end`; returns when it ended.
+    #[inline]
+    pub fn record(
+        &self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        start: u64,
+        end: u64,
+    ) -> Instant {
+        self.state
+            .borrow_mut()
+            .record(kind, out, origin, start, end)
+    }
+
+    /// Counts one retried attempt of a `kind` operation.
+    #[cold]
+    pub fn retry(&self, kind: OpKind) {
+        self.state.borrow_mut().rec.record_retry(kind);
+    }
+
+    /// Keeps an error message that is not an operation's outcome.
+    #[cold]
+    pub fn message(&self, kind: OpKind, status: Status, message: &str) {
+        self.state
+            .borrow_mut()
+            .rec
+            .record_error_message(kind, status, message);
+    }
+
+    /// The run was asked to stop (a signal, the error budget).
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Waits `d` outside any measurement (think time, keying time); false
+    /// when the run stopped or its time ran out first.
+    pub async fn pause(&self, d: Duration) -> bool {
+        let until = Instant::now() + d;
+        loop {
+            let now = Instant::now();
+            if self.stopped() || self.deadline.is_some_and(|end| now >= end) {
+                return false;
+            }
+            if now >= until {
+                return true;
+            }
+            // short naps, so a stop is seen within 100 ms
+            let nap = (until - now).min(Duration::from_millis(100));
+            tokio::time::sleep(nap).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_indices_are_aligned_to_measurement_start() {
+        let ms = Instant::now() + Duration::from_secs(10);
+        let iv = Intervals {
+            measure_start: ms,
+            length: Duration::from_secs(1),
+        };
+        assert_eq!(iv.index_of(ms), 0);
+        assert_eq!(iv.index_of(ms + Duration::from_millis(999)), 0);
+        assert_eq!(iv.index_of(ms + Duration::from_millis(1000)), 1);
+        assert_eq!(iv.index_of(ms - Duration::from_millis(1)), -1);
+        assert_eq!(iv.index_of(ms - Duration::from_millis(1000)), -1);
+        assert_eq!(iv.index_of(ms - Duration::from_millis(1001)), -2);
+        assert_eq!(iv.start_of(-1), ms - Duration::from_secs(1));
+        assert_eq!(iv.start_of(2), ms + Duration::from_secs(2));
+    }
+}
