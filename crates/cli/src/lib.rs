@@ -21,13 +21,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 use yardstick_core::run::Control;
 
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_BAD_INPUT: i32 = 2;
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub(crate) const EXIT_FAILED: i32 = 1;
+pub(crate) const EXIT_BAD_INPUT: i32 = 2;
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 
 /// An error that ends the command, with its exit code.
 #[derive(Debug)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub code: i32,
     pub message: String,
 }
@@ -50,13 +50,13 @@ impl From<yardstick_orchestrate::Error> for CliError {
 }
 
 impl CliError {
-    pub fn bad_input(message: impl std::fmt::Display) -> Self {
+    pub(crate) fn bad_input(message: impl std::fmt::Display) -> Self {
         CliError {
             code: EXIT_BAD_INPUT,
             message: message.to_string(),
         }
     }
-    pub fn failed(message: impl std::fmt::Display) -> Self {
+    pub(crate) fn failed(message: impl std::fmt::Display) -> Self {
         CliError {
             code: EXIT_FAILED,
             message: message.to_string(),
@@ -70,13 +70,13 @@ impl CliError {
     version,
     about = "Database benchmark suite: YCSB workloads with exact latency measurement and reproducible results"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Load the data set (YCSB's load phase: recordcount inserts).
     Load(PhaseArgs),
     /// Run the workload's operation mix (YCSB's transaction phase). Without --db,
@@ -140,7 +140,7 @@ pub enum Command {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ListWhat {
+pub(crate) enum ListWhat {
     All,
     Bindings,
     Workloads,
@@ -148,7 +148,7 @@ pub enum ListWhat {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// A summary table for people.
     Table,
     /// YCSB's own text output ([OVERALL], RunTime(ms), ...).
@@ -158,7 +158,7 @@ pub enum Format {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct PhaseArgs {
+pub(crate) struct PhaseArgs {
     /// Target database URL (null://, sqlite:///path.db). Default: SQLite in a temporary directory.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
@@ -244,13 +244,13 @@ pub struct PhaseArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OnError {
+pub(crate) enum OnError {
     Stop,
     Continue,
 }
 
 /// `I/N` with 0 <= I < N.
-pub fn parse_instance_arg(s: &str) -> Result<(u64, u64), String> {
+pub(crate) fn parse_instance_arg(s: &str) -> Result<(u64, u64), String> {
     let bad = || format!("'{s}' is not an instance: write I/N with 0 <= I < N, e.g. 0/3");
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let (i, n): (u64, u64) = (
@@ -264,7 +264,7 @@ pub fn parse_instance_arg(s: &str) -> Result<(u64, u64), String> {
 }
 
 /// RFC 3339 UTC (`2026-11-22T10:00:00Z`) or Unix seconds.
-pub fn parse_time_arg(s: &str) -> Result<std::time::SystemTime, String> {
+pub(crate) fn parse_time_arg(s: &str) -> Result<std::time::SystemTime, String> {
     if let Ok(secs) = s.trim().parse::<f64>() {
         // a number too large for a Duration or a SystemTime is refused below, not a panic
         if let Some(t) = Duration::try_from_secs_f64(secs)
@@ -280,7 +280,7 @@ pub fn parse_time_arg(s: &str) -> Result<std::time::SystemTime, String> {
 }
 
 /// `3G`, `512MiB`, `1.5GiB`, or plain bytes; at least 16 MiB.
-pub fn parse_size_arg(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
     let v = yardstick_bindings::url::parse_bytes(s)
         .ok_or_else(|| format!("'{s}' is not a size: use for example 3G, 512MiB or 1.5GiB"))?;
     if v < 16 << 20 {
@@ -292,7 +292,7 @@ pub fn parse_size_arg(s: &str) -> Result<u64, String> {
 }
 
 /// A duration flag: `30s`, `5m`, `1.5h`, `250ms` ([`yardstick_core::units`]).
-pub fn parse_duration_arg(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration_arg(s: &str) -> Result<Duration, String> {
     yardstick_core::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
@@ -364,7 +364,9 @@ pub(crate) fn write_json(
     })
 }
 
-pub fn read_result(path: &std::path::Path) -> Result<yardstick_core::result::RunResult, CliError> {
+pub(crate) fn read_result(
+    path: &std::path::Path,
+) -> Result<yardstick_core::result::RunResult, CliError> {
     yardstick_core::result::read::read(path).map_err(CliError::bad_input)
 }
 

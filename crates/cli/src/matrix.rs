@@ -7,7 +7,7 @@ use std::time::Duration;
 use yardstick_orchestrate::matrix::{self, MatrixSpec};
 
 #[derive(Args, Debug, Clone)]
-pub struct MatrixArgs {
+pub(crate) struct MatrixArgs {
     /// An engine to test, as a URL with its own options (cache sizes are the
     /// engine's, separate from the budgets); repeatable, e.g.
     /// --db 'rocksdb:///data/rocks?cache_size=1GiB' --db 'wiredtiger:///data/wt?cache_size=1GiB'.
@@ -54,7 +54,7 @@ pub struct MatrixArgs {
 
 impl MatrixArgs {
     /// The typed spec; a budget that is not a size is refused here.
-    pub fn spec(&self) -> Result<MatrixSpec, CliError> {
+    pub(crate) fn spec(&self) -> Result<MatrixSpec, CliError> {
         let budgets = self
             .budgets
             .iter()

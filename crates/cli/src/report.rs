@@ -8,7 +8,7 @@ use yardstick_orchestrate::index::{self, AnyIndex, CellStatus, SloStatus, StepSt
 use yardstick_report::html::{Entry, Inputs};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// One HTML file with inline SVG charts; needs no network to view.
     Html,
     /// The report's tables as Markdown.

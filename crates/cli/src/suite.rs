@@ -8,7 +8,7 @@ use yardstick_orchestrate::index::SuiteName;
 use yardstick_orchestrate::suite::{self, SuiteOutcome, SuiteSpec};
 
 #[derive(Args, Debug, Clone)]
-pub struct SuiteArgs {
+pub(crate) struct SuiteArgs {
     /// The sequence to run.
     #[arg(value_enum)]
     pub suite: SuiteName,
@@ -65,7 +65,7 @@ pub(crate) fn parse_count(s: &str) -> Result<u64, yardstick_core::units::CountEr
 }
 
 impl SuiteArgs {
-    pub fn spec(&self) -> SuiteSpec {
+    pub(crate) fn spec(&self) -> SuiteSpec {
         SuiteSpec {
             suite: self.suite,
             dbs: self.dbs.clone(),

@@ -15,7 +15,7 @@ use yardstick_bindings::tpcc::{self, check, load, DbError, Isolation, LoadMethod
 use yardstick_core::result;
 
 #[derive(Subcommand, Debug)]
-pub enum TpccCommand {
+pub(crate) enum TpccCommand {
     /// Create the nine tables and load W warehouses (and the 100,000 items);
     /// an interrupted load resumes where it stopped.
     Load(LoadArgs),
@@ -31,7 +31,7 @@ pub enum TpccCommand {
 }
 
 #[derive(Args, Debug)]
-pub struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// Target database URL, for example sqlite:///path.db or postgres://user:password@host/db.
     #[arg(long, value_name = "URL")]
     pub db: String,
@@ -61,7 +61,7 @@ pub struct LoadArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Target database URL, as loaded by `yardstick tpcc load`.
     #[arg(long, value_name = "URL")]
     pub db: String,
