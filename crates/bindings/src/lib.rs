@@ -5,20 +5,11 @@
 //!
 //! `embedded` is the generic layer the ordered key-value engines share,
 //! `sql` the SQL statements the SQL bindings share, `kv` the record layout of
-//! the engines without columns, `net` the network bindings' connection and
-//! TLS helpers, `tpcc` TPC-C over any binding that registers it.
+//! the engines without columns, `net` the network bindings' TLS helpers, `tpcc` TPC-C over any binding that registers it.
 pub mod embedded;
 pub mod kv;
-#[cfg(any(
-    feature = "postgres",
-    feature = "redis",
-    feature = "memcached",
-    feature = "mysql",
-    feature = "etcd",
-    feature = "cql",
-    feature = "mongodb"
-))]
-pub mod net;
+#[cfg(feature = "tls")]
+mod net;
 pub mod registry;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "mysql"))]
 pub mod sql;

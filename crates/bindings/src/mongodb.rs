@@ -8,7 +8,7 @@
 //! `find({_id: {$gte: start}}).sort({_id: 1}).limit(n)`; batch load is
 //! `insertMany` (unordered). Write concern, read concern and read preference
 //! come from the URL (the driver's own options) and are recorded.
-use crate::net::run_cold;
+use yardstick_core::run::run_cold;
 use crate::url::Target;
 use futures_util::TryStreamExt;
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, Document};
@@ -499,7 +499,7 @@ mod tests {
         let url = format!(
             "{}/{}",
             base.rsplit_once('/').unwrap().0,
-            crate::net::unique_name("conf")
+            crate::testing::unique_name("conf")
         );
         open_url(&url, opts)
     }
@@ -546,7 +546,7 @@ mod tests {
         let url = format!(
             "{}/{}?w=1&journal=true",
             base.rsplit_once('/').unwrap().0,
-            crate::net::unique_name("wc")
+            crate::testing::unique_name("wc")
         );
         let info = open_url(&url, &opts(true)).unwrap().info();
         assert_eq!(info.name, "ferretdb");

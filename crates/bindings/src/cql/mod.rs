@@ -11,7 +11,7 @@
 //! `DELETE ... IF EXISTS` so a missing key reads as `NotFound`. A scan is YCSB's:
 //! `WHERE token(y_id) >= token(?) LIMIT ?`, in token order (key order only
 //! under ByteOrderedPartitioner).
-use crate::net::run_cold;
+use yardstick_core::run::run_cold;
 use crate::url::Target;
 use scylla::client::session::Session as CqlSession;
 use scylla::client::session_builder::SessionBuilder;

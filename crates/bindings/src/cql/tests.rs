@@ -24,7 +24,7 @@ fn open_fresh(opts: &OpenOptions) -> Result<CqlBinding, BindingError> {
     let url = format!(
         "{}/{}",
         base.rsplit_once('/').unwrap().0,
-        crate::net::unique_name("conf")
+        crate::testing::unique_name("conf")
     );
     open_url(&url, opts)
 }
@@ -89,7 +89,7 @@ fn consistency_replication_and_version_are_recorded() {
     let url = format!(
         "{}/{}?consistency=quorum",
         base.rsplit_once('/').unwrap().0,
-        crate::net::unique_name("info")
+        crate::testing::unique_name("info")
     );
     let info = open_url(&url, &opts(true)).unwrap().info();
     assert!(info.version.starts_with("5."), "{}", info.version);
@@ -112,7 +112,7 @@ fn tls_with_the_test_ca_reads_and_writes_and_an_unknown_issuer_is_refused() {
     let url = format!(
         "{}/{}?tls_ca={ca}",
         base.rsplit_once('/').unwrap().0,
-        crate::net::unique_name("tls")
+        crate::testing::unique_name("tls")
     );
     let b = open_url(&url, &opts(true)).unwrap();
     assert_eq!(b.info().settings["tls"], "true");
@@ -135,7 +135,7 @@ fn tls_with_the_test_ca_reads_and_writes_and_an_unknown_issuer_is_refused() {
     let url = format!(
         "{}/{}?tls_ca={}&connect_timeout=5s",
         base.rsplit_once('/').unwrap().0,
-        crate::net::unique_name("tls"),
+        crate::testing::unique_name("tls"),
         leaf.display()
     );
     let e = open_url(&url, &opts(true)).err().unwrap().to_string();

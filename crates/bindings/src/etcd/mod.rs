@@ -12,7 +12,7 @@
 //! are linearizable by default; `consistency=serializable` reads the local
 //! member's state without a quorum round.
 use crate::kv;
-use crate::net::run_cold;
+use yardstick_core::run::run_cold;
 use crate::url::Target;
 mod rpc;
 

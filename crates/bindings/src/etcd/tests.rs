@@ -21,7 +21,7 @@ fn open_fresh(opts: &OpenOptions) -> Result<EtcdBinding, BindingError> {
         &format!(
             "{}?prefix={}/",
             server_url(),
-            crate::net::unique_name("conf")
+            crate::testing::unique_name("conf")
         ),
         opts,
     )
@@ -55,7 +55,7 @@ fn serializable_reads_are_recorded_and_catch_up_with_writes() {
     let url = format!(
         "{}?consistency=serializable&prefix={}/",
         server_url(),
-        crate::net::unique_name("ser")
+        crate::testing::unique_name("ser")
     );
     let b = open_url(&url, &opts()).unwrap();
     assert_eq!(b.info().settings["reads"], "serializable (local member)");

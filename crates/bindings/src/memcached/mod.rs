@@ -442,7 +442,7 @@ impl Registered for MemcachedBinding {
                 "cannot connect to {server}: {e}; check that the server runs and the URL is right"
             ))
         };
-        let (version, stats) = crate::net::run_cold(async {
+        let (version, stats) = yardstick_core::run::run_cold(async {
             let mut c = Conn::connect(inner.endpoint()).await.map_err(unreachable)?;
             // a server that never answers (a TLS listener spoken to in plain text) is bounded too
             let ask = async {

@@ -24,7 +24,7 @@ fn open_fresh(opts: &OpenOptions) -> Result<MemcachedBinding, BindingError> {
         &format!(
             "{}?prefix={}:",
             server_url(),
-            crate::net::unique_name("conf")
+            crate::testing::unique_name("conf")
         ),
         opts,
     )

@@ -7,7 +7,7 @@
 //! Connections set CLIENT_FOUND_ROWS, so an UPDATE that writes the value a row
 //! already has still counts the row as found (MySQL otherwise reports 0
 //! affected rows and the update would look like a missing key).
-use crate::net::run_cold;
+use yardstick_core::run::run_cold;
 use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert};
 use crate::url::Target;
 use mysql_async::prelude::Queryable;

@@ -31,7 +31,7 @@ fn open_fresh_with(opts: &OpenOptions, query: &str) -> Result<MysqlBinding, Bind
 
 /// The URL of a new, empty database on the test server.
 fn fresh_database() -> Result<String, BindingError> {
-    let name = crate::net::unique_name("conf");
+    let name = crate::testing::unique_name("conf");
     let base = server_url();
     let admin = Opts::from_url(&base).unwrap();
     run_cold(async {

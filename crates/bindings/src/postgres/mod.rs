@@ -2,7 +2,7 @@
 //! tokio-postgres driver. One connection per in-flight slot, every statement
 //! prepared when the session opens, YCSB's JDBC table layout (`usertable`,
 //! `YCSB_KEY` primary key, `FIELD0..n` TEXT) so tables loaded by YCSB work.
-use crate::net::run_cold;
+use yardstick_core::run::run_cold;
 use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert};
 use crate::url::Target;
 use std::collections::BTreeMap;

@@ -22,7 +22,7 @@ fn open_fresh(opts: &OpenOptions) -> Result<PostgresBinding, BindingError> {
 }
 
 fn open_fresh_with(opts: &OpenOptions, query: &str) -> Result<PostgresBinding, BindingError> {
-    let name = crate::net::unique_name("conf");
+    let name = crate::testing::unique_name("conf");
     let base = server_url();
     run_cold(async {
         let client = connect(&Endpoint {

@@ -18,7 +18,7 @@
 //! order, so the hash model keeps no index there and workloads with scans are
 //! refused; batches go out record by record.
 use crate::kv;
-use crate::net::run_cold;
+use yardstick_core::run::run_cold;
 use crate::url::Target;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;

@@ -21,7 +21,7 @@ fn open_fresh(opts: &OpenOptions) -> Result<RedisBinding, BindingError> {
         &format!(
             "{}?prefix={}:",
             server_url(),
-            crate::net::unique_name("conf")
+            crate::testing::unique_name("conf")
         ),
         opts,
     )
@@ -37,7 +37,7 @@ mod string_model {
             &format!(
                 "{}?model=string&pipeline=4&prefix={}:",
                 server_url(),
-                crate::net::unique_name("str")
+                crate::testing::unique_name("str")
             ),
             opts,
         )
@@ -69,7 +69,7 @@ mod cluster {
             &format!(
                 "{}?pipeline=2&prefix={}:",
                 cluster_url(),
-                crate::net::unique_name("cl")
+                crate::testing::unique_name("cl")
             ),
             opts,
         )
@@ -150,7 +150,7 @@ fn tls_with_the_servers_ca_connects_and_records_settings() {
     let ca = crate::testing::test_ca();
     let url = format!(
         "rediss://:benchpw@127.0.0.1:56380?tls_ca={ca}&prefix={}:",
-        crate::net::unique_name("tls")
+        crate::testing::unique_name("tls")
     );
     let b = open_url(&url, &opts()).unwrap();
     let info = b.info();
@@ -193,7 +193,7 @@ fn pipelined_sessions_share_a_connection_per_thread() {
     let url = format!(
         "{}?model=string&pipeline=3&prefix={}:",
         server_url(),
-        crate::net::unique_name("pipe")
+        crate::testing::unique_name("pipe")
     );
     let b = open_url(&url, &opts()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -224,7 +224,7 @@ fn a_server_error_keeps_its_prefix_and_message() {
     if !available() {
         return;
     }
-    let prefix = crate::net::unique_name("wrongtype");
+    let prefix = crate::testing::unique_name("wrongtype");
     let b = open_url(&format!("{}?prefix={prefix}:", server_url()), &opts()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -29,6 +29,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Runs a cold-path future (a binding's opening and sizing calls) to its end
+/// on a thread and runtime of its own, so it works both from plain code and
+/// from inside another runtime.
+pub fn run_cold<T: Send>(
+    fut: impl std::future::Future<Output = Result<T, BindingError>> + Send,
+) -> Result<T, BindingError> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| BindingError::Io(format!("cannot start a runtime: {e}")))?
+                    .block_on(fut)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(BindingError::Io("the connection thread failed".into())))
+    })
+}
+
 /// Empties the binding's table on a session of its own (`load --clear`),
 /// returning the records deleted when the binding counts them.
 pub fn clear_table<B: Binding>(binding: &B) -> Result<Option<u64>, BindingError> {
