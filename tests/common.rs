@@ -356,6 +356,56 @@ pub(crate) fn assert_errors_counted(v: &serde_json::Value) {
     assert!(v["totals"]["errors"].as_u64().unwrap() > 0);
 }
 
+/// A private server that `scripts/services SUBCOMMAND DIR ARGS...` starts in
+/// a directory of its own and the test kills (`kill -9`), at the latest when
+/// dropped.
+pub(crate) struct PrivateServer {
+    pid: String,
+    _dir: tempfile::TempDir,
+}
+
+impl PrivateServer {
+    /// Starts it and waits until `port` accepts connections.
+    pub(crate) fn start(subcommand: &str, args: &[String], port: u16) -> PrivateServer {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
+        // runs: scripts/services
+        let out = Command::new(&script)
+            .arg(subcommand)
+            .arg(dir.path().join("server"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let server = PrivateServer {
+            pid: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the private server did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server
+    }
+
+    pub(crate) fn kill(&self) {
+        // runs: kill
+        let _ = Command::new("kill").args(["-9", &self.pid]).status();
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// Whether the tests run as root (servers then drop to their own users).
 pub(crate) fn is_root() -> bool {
     Command::new("id")

@@ -101,59 +101,18 @@ fn missing_keyspace_and_dead_node_stop_before_any_work() {
     assert!(results_in(dir.path()).is_empty());
 }
 
-/// A private Cassandra node (from the same cached jars) that the test kills.
-struct PrivateNode {
-    pid: String,
-    _dir: tempfile::TempDir,
-}
-
-impl PrivateNode {
-    fn kill(&self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &self.pid])
-            .status();
-    }
-}
-
-impl Drop for PrivateNode {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 #[test]
 fn a_node_killed_mid_run_gives_counted_errors_and_a_result() {
     if !available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let ports = [free_port(), free_port(), free_port()];
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
-    // runs: scripts/services
-    let out = std::process::Command::new(&script)
-        .arg("cassandra-node")
-        .arg(dir.path().join("node"))
-        .args(ports.iter().map(|p| p.to_string()))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // a private node from the same cached jars
+    let node = PrivateServer::start(
+        "cassandra-node",
+        &ports.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        ports[0],
     );
-    let node = PrivateNode {
-        pid: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        _dir: dir,
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::net::TcpStream::connect(("127.0.0.1", ports[0])).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the private node did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
     let work = tempfile::tempdir().unwrap();
     let u = format!("cql://127.0.0.1:{}/killtest", ports[0]);
     let (r, v) = run_through_a_kill(work.path(), &u, &mut || node.kill(), &[]);
