@@ -388,7 +388,10 @@ impl PrivateServer {
         };
         let deadline = Instant::now() + Duration::from_secs(120);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the private server did not start");
+            assert!(
+                Instant::now() < deadline,
+                "the private server did not start"
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
         server
@@ -396,7 +399,10 @@ impl PrivateServer {
 
     pub(crate) fn kill(&self) {
         // runs: kill
-        let _ = Command::new("kill").args(["-9", &self.pid]).status();
+        let _ = Command::new("kill")
+            .args(["-9", &self.pid])
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
