@@ -14,6 +14,7 @@ mod cql;
 mod deploy;
 mod embedded;
 mod etcd;
+mod hbase;
 mod instances;
 mod kv_servers;
 mod matrix;

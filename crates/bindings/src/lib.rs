@@ -40,6 +40,7 @@ registry::registry! {
     "lmdb" => lmdb::LmdbBinding,
     "redb" => redb::RedbBinding,
     "fjall" => fjall::FjallBinding,
+    "hbase" => hbase::HbaseBinding,
 }
 
 /// Called with the opened binding; generic so the run loop is monomorphic per binding.
