@@ -125,20 +125,30 @@ pub(crate) fn load_and_run(
     (r, v)
 }
 
-/// Runs yardstick with `args` in `dir`, sends it SIGINT after `after` and
-/// returns its exit code.
-pub(crate) fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Option<i32> {
-    let mut child = std::process::Command::new(bin())
+/// Runs yardstick with `args` in `dir`, sends it signal `sig` after `after`
+/// and returns how it ended.
+pub(crate) fn signalled(dir: &Path, args: &[&str], sig: i32, after: Duration) -> Run {
+    let child = Command::new(bin())
         .args(args)
         .current_dir(dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(after);
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    child.wait().unwrap().code()
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// [`signalled`] with SIGINT; its exit code.
+pub(crate) fn interrupted(dir: &Path, args: &[&str], after: Duration) -> Option<i32> {
+    Some(signalled(dir, args, libc::SIGINT, after).code).filter(|c| *c >= 0)
 }
 
 pub(crate) fn strings(list: &[&str]) -> Vec<String> {
@@ -149,18 +159,25 @@ pub(crate) fn strings(list: &[&str]) -> Vec<String> {
 /// `expect`; no panic.
 pub(crate) fn assert_one_error(r: &Run, what: &str, expect: &str) {
     assert_eq!(r.code, 2, "{what}: exit {} stderr {}", r.code, r.stderr);
+    assert_one_error_with_code(r, 2, expect);
+}
+
+/// The one `yardstick: error:` line of a command that ended with `code`,
+/// which must name `expect`; no panic.
+pub(crate) fn assert_one_error_with_code(r: &Run, code: i32, expect: &str) {
+    assert_eq!(r.code, code, "exit {} stderr {}", r.code, r.stderr);
     let errors: Vec<&str> = r
         .stderr
         .lines()
         .filter(|l| l.starts_with("yardstick: error:"))
         .collect();
-    assert_eq!(errors.len(), 1, "{what}: {}", r.stderr);
+    assert_eq!(errors.len(), 1, "{}", r.stderr);
     assert!(
         errors[0].contains(expect),
-        "{what}: expected {expect:?} in {:?}",
+        "expected {expect:?} in {:?}",
         errors[0]
     );
-    assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
 }
 
 /// A test server `scripts/services` starts on loopback: its URL (the

@@ -142,7 +142,30 @@ fn unrelated_empty_truncated_and_foreign_results_are_refused() {
     };
     refused(
         &["merge", "w0.json", "w1.json", "-o", "m.json"],
-        "not instances of one run",
+        "not instances of one run: the workload (\"workloada\" vs \"workloadc\"), property",
+    );
+    refused(
+        &["merge", "w0.json", "w1.json", "-o", "m.json"],
+        "merge them anyway with --force",
+    );
+    // --force passes the configuration check (these two never overlapped)
+    refused(
+        &["merge", "--force", "w0.json", "w1.json", "-o", "m.json"],
+        "never measured at the same time",
+    );
+    // one run twice: by name, by another name, as a copy
+    refused(
+        &["merge", "w0.json", "w0.json", "-o", "m.json"],
+        "w0.json and w0.json are the same file",
+    );
+    refused(
+        &["merge", "w0.json", "./w0.json", "-o", "m.json"],
+        "are the same file",
+    );
+    std::fs::copy(d.join("w0.json"), d.join("copy.json")).unwrap();
+    refused(
+        &["merge", "--force", "w0.json", "copy.json", "-o", "m.json"],
+        "w0.json and copy.json are the same run",
     );
     std::fs::write(d.join("empty.json"), "").unwrap();
     refused(&["merge", "w0.json", "empty.json", "-o", "m.json"], "empty");

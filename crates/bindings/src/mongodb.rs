@@ -80,6 +80,7 @@ impl Registered for MongoBinding {
     };
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let target = &target.with_password(&[], false);
         let url = target.url.as_str();
         crate::net::use_ring_for_tls();
         let _ = target;

@@ -59,6 +59,69 @@ impl Target {
         self.params.get(name).map(String::as_str)
     }
 
+    /// The password in the URL's user information (`user:password@`), percent-decoded.
+    pub(crate) fn url_password(&self) -> Option<String> {
+        let authority = self.rest.split(['/', '?']).next().unwrap_or("");
+        let (userinfo, _) = authority.rsplit_once('@')?;
+        let (_, pass) = userinfo.split_once(':')?;
+        (!pass.is_empty()).then(|| yardstick_core::result::redact::percent_decode(pass))
+    }
+
+    /// The password to log in with when the URL has none: `YARDSTICK_PASSWORD`
+    /// (which `--password-file` sets), else the first set of the database's
+    /// own variables `env` (`PGPASSWORD`, `MYSQL_PWD`, ...). Passwords given
+    /// this way stay out of the command line, where `ps` shows it.
+    pub(crate) fn password_from_env(&self, env: &[&str]) -> Option<String> {
+        if self.url_password().is_some() {
+            return None;
+        }
+        std::iter::once(PASSWORD_ENV)
+            .chain(env.iter().copied())
+            .find_map(|v| std::env::var(v).ok().filter(|p| !p.is_empty()))
+    }
+
+    /// This target with [`Target::password_from_env`]'s password put in the
+    /// URL's user information when the URL has none (`user@host` ->
+    /// `user:PASSWORD@host`; without a user, `:PASSWORD@host` when
+    /// `without_user`), for drivers that read passwords from URLs. The
+    /// password stays out of every output: the command line registers it
+    /// with the redaction of everything it prints and writes.
+    pub(crate) fn with_password(&self, env: &[&str], without_user: bool) -> Target {
+        let Some(pw) = self.password_from_env(env) else {
+            return self.clone();
+        };
+        let encoded: String = pw
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        let authority_end = self.rest.find(['/', '?']).unwrap_or(self.rest.len());
+        let (authority, path) = self.rest.split_at(authority_end);
+        let rest = match authority.rsplit_once('@') {
+            Some((user, host)) => {
+                let user = user.split(':').next().unwrap_or(user);
+                format!("{user}:{encoded}@{host}{path}")
+            }
+            None if without_user => format!(":{encoded}@{authority}{path}"),
+            None => return self.clone(),
+        };
+        let query = self
+            .url
+            .split_once('?')
+            .map_or(String::new(), |(_, q)| format!("?{q}"));
+        let url = format!("{}://{rest}{query}", self.scheme);
+        Target {
+            url,
+            rest,
+            ..self.clone()
+        }
+    }
+
     /// Option `name` as a duration (`5s`, `250ms`, ...), `default_secs` when absent.
     pub fn duration(&self, name: &str, default_secs: u64) -> Result<Duration, BindingError> {
         self.duration_or(name, Duration::from_secs(default_secs))
@@ -77,6 +140,9 @@ impl Target {
         }
     }
 }
+
+/// The variable any binding takes its password from (`--password-file` sets it).
+pub const PASSWORD_ENV: &str = "YARDSTICK_PASSWORD";
 
 /// `64MiB`, `512KiB`, `1G`, `1000000` (bytes).
 pub fn parse_bytes(s: &str) -> Option<u64> {
@@ -114,6 +180,31 @@ mod tests {
             "{e}"
         );
         assert!(Target::parse("no-scheme").is_err());
+        let t = Target::parse("postgres://u:p%40ss@h:5432/db").unwrap();
+        assert_eq!(t.url_password().as_deref(), Some("p@ss"));
+        assert_eq!(t.password_from_env(&["PATH"]), None, "the URL's wins");
+        let t = Target::parse("postgres://u@h/db").unwrap();
+        assert_eq!(t.url_password(), None);
+        assert_eq!(t.password_from_env(&["NO_SUCH_VARIABLE_HERE"]), None);
+        assert_eq!(
+            t.password_from_env(&["NO_SUCH_VARIABLE_HERE", "HOME"]),
+            std::env::var("HOME").ok()
+        );
+        // the variable's value goes into the URL, percent-encoded
+        let home = std::env::var("HOME").unwrap();
+        let enc: String = home.replace('/', "%2F");
+        let w = t.with_password(&["HOME"], false);
+        assert_eq!(w.url, format!("postgres://u:{enc}@h/db"));
+        assert_eq!(w.url_password().as_deref(), Some(home.as_str()));
+        let r = Target::parse("redis://h:6379/0?pipeline=4").unwrap();
+        assert_eq!(
+            r.with_password(&["HOME"], false).url,
+            r.url,
+            "no user: unchanged"
+        );
+        let w = r.with_password(&["HOME"], true);
+        assert_eq!(w.url, format!("redis://:{enc}@h:6379/0?pipeline=4"));
+        assert_eq!(w.param("pipeline"), Some("4"));
         let t = Target::parse("null://").unwrap();
         assert_eq!((t.rest.as_str(), t.params.len()), ("", 0));
     }

@@ -10,6 +10,7 @@ mod matrix;
 mod memlimit;
 mod phase;
 mod report;
+mod signals;
 mod status;
 mod suite;
 mod tpcc;
@@ -23,7 +24,6 @@ use yardstick_core::run::Control;
 
 pub(crate) const EXIT_FAILED: i32 = 1;
 pub(crate) const EXIT_BAD_INPUT: i32 = 2;
-pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 
 /// An error that ends the command, with its exit code.
 #[derive(Debug)]
@@ -73,6 +73,57 @@ impl CliError {
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Read the database password from FILE (its first line) instead of the
+    /// URL, where `ps` shows it to every user; YARDSTICK_PASSWORD and each
+    /// database's own variable (PGPASSWORD, PGPASSFILE, MYSQL_PWD,
+    /// REDISCLI_AUTH, ETCDCTL_PASSWORD) work too. A password in the URL wins.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+}
+
+/// The variables passwords come from, masked in every output.
+const PASSWORD_VARIABLES: &[&str] = &[
+    yardstick_bindings::url::PASSWORD_ENV,
+    "PGPASSWORD",
+    "MYSQL_PWD",
+    "REDISCLI_AUTH",
+    "ETCDCTL_PASSWORD",
+];
+
+/// Masks every secret this process was given (arguments, password
+/// variables) in all it prints and writes.
+fn register_secrets(args: &[OsString]) {
+    use yardstick_core::result::redact;
+    for a in args {
+        redact::register_in(&a.to_string_lossy());
+    }
+    for v in PASSWORD_VARIABLES {
+        if let Ok(p) = std::env::var(v) {
+            redact::register(&p);
+        }
+    }
+}
+
+/// `--password-file`: its first line becomes YARDSTICK_PASSWORD, for the
+/// bindings and for the phases a suite runs as child processes.
+fn read_password_file(path: &std::path::Path) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::bad_input(format!(
+            "cannot read --password-file {}: {e}; give a readable file holding the password",
+            path.display()
+        ))
+    })?;
+    let password = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if password.is_empty() {
+        return Err(CliError::bad_input(format!(
+            "--password-file {} is empty: put the password on its first line",
+            path.display()
+        )));
+    }
+    yardstick_core::result::redact::register(password);
+    // before any thread starts: nothing reads the environment concurrently
+    std::env::set_var(yardstick_bindings::url::PASSWORD_ENV, password);
+    Ok(())
 }
 
 #[derive(Subcommand, Debug)]
@@ -101,6 +152,11 @@ pub(crate) enum Command {
         /// The merged result file.
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: PathBuf,
+        /// Merge results whose configurations differ (phase, workload,
+        /// database, semantics, properties), with a warning naming what
+        /// differs. The same run twice is refused even so.
+        #[arg(long)]
+        force: bool,
     },
     /// Compare two results: per operation, throughput and latency, the change,
     /// and whether it is statistically significant; warns when the runs
@@ -264,20 +320,35 @@ pub(crate) fn parse_instance_arg(s: &str) -> Result<(u64, u64), String> {
 }
 
 /// RFC 3339 UTC (`2026-11-22T10:00:00Z`) or Unix seconds.
+/// A start time no more than [`MAX_START_AHEAD`] ahead.
 pub(crate) fn parse_time_arg(s: &str) -> Result<std::time::SystemTime, String> {
-    if let Ok(secs) = s.trim().parse::<f64>() {
+    let number = s.trim().parse::<f64>().ok().and_then(|secs| {
         // a number too large for a Duration or a SystemTime is refused below, not a panic
-        if let Some(t) = Duration::try_from_secs_f64(secs)
+        Duration::try_from_secs_f64(secs)
             .ok()
             .and_then(|d| std::time::UNIX_EPOCH.checked_add(d))
-        {
-            return Ok(t);
+    });
+    let t = number
+        .or_else(|| yardstick_core::result::time::parse_rfc3339(s.trim()))
+        .ok_or_else(|| {
+            format!(
+                "'{s}' is not a time: use RFC 3339 in UTC (2026-11-22T10:00:00Z) or Unix seconds"
+            )
+        })?;
+    if let Ok(ahead) = t.duration_since(std::time::SystemTime::now()) {
+        if ahead > MAX_START_AHEAD {
+            return Err(format!(
+                "'{s}' is {:.1} hours from now: instances start together within a day; give a time less than 24 hours ahead",
+                ahead.as_secs_f64() / 3600.0
+            ));
         }
     }
-    yardstick_core::result::time::parse_rfc3339(s.trim()).ok_or_else(|| {
-        format!("'{s}' is not a time: use RFC 3339 in UTC (2026-11-22T10:00:00Z) or Unix seconds")
-    })
+    Ok(t)
 }
+
+/// How far ahead `--start-at` may be: a day (further is a typo, and a wait
+/// nobody watches).
+const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
 
 /// `3G`, `512MiB`, `1.5GiB`, or plain bytes; at least 16 MiB.
 pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
@@ -298,17 +369,32 @@ pub(crate) fn parse_duration_arg(s: &str) -> Result<Duration, String> {
 
 /// Runs the command line `args` (program name first) and returns the exit code.
 pub fn main_with_args(args: Vec<OsString>) -> i32 {
+    register_secrets(&args);
     let parsed = list::command()
         .try_get_matches_from(&args)
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
     let cli = match parsed {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
+        // --help and --version
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return 0;
+        }
+        Err(e) => {
+            let line = clap_error_line(&e, &args);
+            eprintln!(
+                "yardstick: error: {}",
+                yardstick_core::result::redact::redact(&line)
+            );
+            return EXIT_BAD_INPUT;
         }
     };
+    if let Some(f) = &cli.password_file {
+        if let Err(e) = read_password_file(f) {
+            eprintln!("yardstick: error: {}", e.message);
+            return e.code;
+        }
+    }
     let command_line: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -324,25 +410,21 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             format,
             title,
         } => report::execute(inputs, out, *format, title.as_deref()),
-        Command::Merge { files, out } => merge_files(files, out),
+        Command::Merge { files, out, force } => merge_files(files, out, *force),
         Command::Compare { a, b } => compare::execute(a, b),
-        Command::Load(a) => phase::execute(
-            a,
-            yardstick_core::workload::Phase::Load,
-            command_line,
-            &control(),
-        ),
-        Command::Run(a) => phase::execute(
-            a,
-            yardstick_core::workload::Phase::Run,
-            command_line,
-            &control(),
-        ),
+        Command::Load(a) => control().and_then(|c| {
+            phase::execute(a, yardstick_core::workload::Phase::Load, command_line, &c)
+        }),
+        Command::Run(a) => control().and_then(|c| {
+            phase::execute(a, yardstick_core::workload::Phase::Run, command_line, &c)
+        }),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("yardstick: error: {}", e.message);
+            // whatever produced it, no secret leaves in an error
+            let message = yardstick_core::result::redact::redact(&e.message);
+            eprintln!("yardstick: error: {}", error_line(&message));
             e.code
         }
     }
@@ -370,7 +452,19 @@ pub(crate) fn read_result(
     yardstick_core::result::read::read(path).map_err(CliError::bad_input)
 }
 
-fn merge_files(files: &[PathBuf], out: &std::path::Path) -> Result<i32, CliError> {
+fn merge_files(files: &[PathBuf], out: &std::path::Path, force: bool) -> Result<i32, CliError> {
+    for (i, f) in files.iter().enumerate() {
+        let same = files[..i].iter().find(|g| {
+            g == &f || matches!((g.canonicalize(), f.canonicalize()), (Ok(a), Ok(b)) if a == b)
+        });
+        if let Some(g) = same {
+            return Err(CliError::bad_input(format!(
+                "{} and {} are the same file: give each instance's result once",
+                g.display(),
+                f.display()
+            )));
+        }
+    }
     let results = files
         .iter()
         .map(|f| Ok((f.display().to_string(), read_result(f)?)))
@@ -381,7 +475,7 @@ fn merge_files(files: &[PathBuf], out: &std::path::Path) -> Result<i32, CliError
             out.display()
         ))
     })?;
-    let mut merged = yardstick_core::result::merge::merge(results)
+    let mut merged = yardstick_core::result::merge::merge(results, force)
         .map_err(|e| CliError::bad_input(e.to_string()))?;
     merged.command_line = std::env::args().collect();
     write_json(out, &merged)?;
@@ -405,26 +499,85 @@ pub(crate) fn env<'a>(
     Ok(yardstick_orchestrate::Env { exe, control, say })
 }
 
-/// Ctrl-C asks the run to stop and write its partial result; a second Ctrl-C
-/// exits at once.
-pub(crate) fn control() -> Control {
-    let control = Control::default();
-    let stop = control.stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if stop.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            eprintln!("\nyardstick: interrupted again, exiting without waiting");
-            std::process::exit(EXIT_INTERRUPTED);
+/// An error message as one line of sane length: a server can answer with a
+/// megabyte of text over many lines.
+fn error_line(message: &str) -> String {
+    const MAX: usize = 500;
+    let one: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= MAX {
+        return one;
+    }
+    let cut: String = one.chars().take(MAX).collect();
+    format!("{cut}... ({} more characters)", one.chars().count() - MAX)
+}
+
+/// A command-line error of clap's in one line: its first paragraph and its
+/// tips, and where the accepted arguments are listed.
+fn clap_error_line(e: &clap::Error, args: &[OsString]) -> String {
+    let text = e.to_string();
+    let mut parts: Vec<String> = Vec::new();
+    for (i, para) in text.split("\n\n").enumerate() {
+        let para = para.trim();
+        if i == 0 || para.starts_with("tip:") {
+            let joined: Vec<&str> = para.lines().map(str::trim).collect();
+            parts.push(joined.join(" "));
         }
-        eprintln!(
-            "\nyardstick: stopping; writing the partial result (Ctrl-C again to exit at once)"
-        );
-    });
-    control
+    }
+    let line = parts.join("; ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+    // the subcommand, for the help that lists its arguments
+    let sub = args
+        .get(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .filter(|a| !a.starts_with('-') && list::command().find_subcommand(a).is_some());
+    match sub {
+        Some(sub) => format!("{line}; see yardstick {sub} --help"),
+        None => format!("{line}; see yardstick --help"),
+    }
+}
+
+/// The process's control: SIGINT, SIGTERM and SIGHUP ask the run to stop
+/// ([`signals`]).
+pub(crate) fn control() -> Result<Control, CliError> {
+    signals::control()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clap_errors_are_one_line_with_the_help_to_read() {
+        let err = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            let e = list::command().try_get_matches_from(&args).unwrap_err();
+            clap_error_line(&e, &args)
+        };
+        let e = err(&["yardstick", "run", "--threads", "lots"]);
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.starts_with("invalid value 'lots' for '--threads"), "{e}");
+        assert!(e.ends_with("see yardstick run --help"), "{e}");
+        let e = err(&["yardstick", "tpcc", "run", "--db", "sqlite://x"]);
+        assert!(e.contains("--warehouses"), "{e}");
+        let e = err(&["yardstick", "rnu"]);
+        assert!(e.contains("unrecognized subcommand 'rnu'"), "{e}");
+        assert!(e.ends_with("see yardstick --help"), "{e}");
+    }
+
+    #[test]
+    fn a_start_more_than_a_day_ahead_is_refused() {
+        let in_days = |d: u64| {
+            let t = std::time::SystemTime::now() + Duration::from_secs(d * 86_400 + 60);
+            let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+            parse_time_arg(&secs.to_string())
+        };
+        assert!(in_days(0).is_ok());
+        let e = in_days(3).unwrap_err();
+        assert!(
+            e.contains("72.0 hours from now") && e.contains("less than 24 hours"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn instances_and_start_times_parse() {

@@ -86,7 +86,7 @@ impl MatrixArgs {
 /// other than its memory budget.
 pub(crate) fn execute(a: &MatrixArgs) -> Result<i32, CliError> {
     let spec = a.spec()?;
-    let control = crate::control();
+    let control = crate::control()?;
     let say = |line: &str| eprintln!("yardstick matrix: {line}");
     let env = crate::env(&control, &say)?;
     let run = matrix::execute(&spec, &env)?;

@@ -229,13 +229,13 @@ impl Cgroup {
         }
     }
 
-    /// Runs `cmd` inside the cgroup (it moves itself in before exec) with the
-    /// variables that tell the child what it runs under.
-    pub(crate) fn spawn(
+    /// Makes `cmd` run inside the cgroup (it moves itself in before exec)
+    /// with the variables that tell the child what it runs under.
+    pub(crate) fn prepare(
         &self,
         cmd: &mut std::process::Command,
         page_cache: &str,
-    ) -> std::io::Result<std::process::Child> {
+    ) -> std::io::Result<()> {
         let procs = CString::new(self.dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
             .map_err(|_| std::io::Error::other("the cgroup path contains a NUL byte"))?;
         cmd.env(CHILD_ENV, &self.dir)
@@ -260,7 +260,7 @@ impl Cgroup {
                 }
             });
         }
-        cmd.spawn()
+        Ok(())
     }
 }
 
@@ -335,8 +335,11 @@ pub(crate) struct Killed {
 
 /// `--memory-limit`: runs this same command again (`command_line` without
 /// the program, plus `extra` arguments) as a child in a memory cgroup of
-/// `limit` bytes, the page cache dropped first, and waits for it.
+/// `limit` bytes, the page cache dropped first, and waits for it; a signal
+/// this process gets is passed on to the child, and the cgroup is removed
+/// once the child is gone.
 pub(crate) fn run_capped(
+    control: &yardstick_core::run::Control,
     limit: u64,
     command_line: &[String],
     extra: &[String],
@@ -355,8 +358,8 @@ pub(crate) fn run_capped(
     let started = std::time::SystemTime::now();
     let t0 = std::time::Instant::now();
     let status = cg
-        .spawn(&mut cmd, &page_cache)
-        .and_then(|mut child| child.wait())
+        .prepare(&mut cmd, &page_cache)
+        .and_then(|()| control.run_child(&mut cmd))
         .map_err(|e| {
             CliError::bad_input(format!(
                 "cannot run the benchmark process in cgroup {}: {e}",

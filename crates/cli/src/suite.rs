@@ -1,6 +1,6 @@
 //! `yardstick suite`: its arguments, and the plan's progress and summary
 //! printed; the work is [`yardstick_orchestrate::suite`].
-use crate::{CliError, EXIT_FAILED, EXIT_INTERRUPTED};
+use crate::{CliError, EXIT_FAILED};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -88,7 +88,7 @@ impl SuiteArgs {
 
 pub(crate) fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
     let plan = suite::plan(&a.spec())?;
-    let control = crate::control();
+    let control = crate::control()?;
     let say = |line: &str| eprintln!("yardstick suite: {line}");
     let env = crate::env(&control, &say)?;
     let run = suite::execute(&plan, &env)?;
@@ -99,7 +99,7 @@ pub(crate) fn execute(a: &SuiteArgs) -> Result<i32, CliError> {
         SuiteOutcome::Failed => EXIT_FAILED,
         SuiteOutcome::Interrupted => {
             say("interrupted; run the same command again to resume from the last finished phase");
-            EXIT_INTERRUPTED
+            control.exit_code()
         }
     })
 }

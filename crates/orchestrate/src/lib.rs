@@ -20,8 +20,11 @@ use std::process::Command;
 use yardstick_core::result::RunResult;
 use yardstick_core::run::Control;
 
-/// The exit code of a child phase interrupted by Ctrl-C.
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Whether a child phase's exit code says a signal (SIGHUP, SIGINT,
+/// SIGTERM) stopped it after it wrote its partial result.
+pub fn interrupted(code: i32) -> bool {
+    matches!(code, 129 | 130 | 143)
+}
 
 /// Why an experiment could not run or finish.
 #[derive(Debug, thiserror::Error)]
@@ -45,14 +48,16 @@ pub struct Env<'a> {
 }
 
 impl Env<'_> {
-    /// Runs `yardstick ARGS` with its standard output silenced; returns its
-    /// exit code (1 when a signal ended it).
+    /// Runs `yardstick ARGS` with its standard output silenced, as the
+    /// run's child (a signal to this process reaches it); returns its exit
+    /// code (1 when a signal ended it).
     fn phase(&self, args: &[String]) -> Result<i32, Error> {
         // runs: yardstick, the executable in `exe`
-        let status = Command::new(&self.exe)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .status()
+        let mut cmd = Command::new(&self.exe);
+        cmd.args(args).stdout(std::process::Stdio::null());
+        let status = self
+            .control
+            .run_child(&mut cmd)
             .map_err(|e| Error::Failed(format!("cannot start yardstick: {e}")))?;
         Ok(status.code().unwrap_or(1))
     }

@@ -199,6 +199,7 @@ impl Registered for CqlBinding {
     };
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let target = &target.with_password(&[], false);
         crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;
         let (authority, path) = target

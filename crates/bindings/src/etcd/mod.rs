@@ -109,6 +109,7 @@ impl Registered for EtcdBinding {
     };
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let target = &target.with_password(&["ETCDCTL_PASSWORD"], false);
         target.allow_only(OPTIONS)?;
         let authority = target.rest.split('/').next().unwrap_or("");
         let (userinfo, hosts) = match authority.rsplit_once('@') {

@@ -147,6 +147,7 @@ pub(crate) struct Endpoint {
 }
 
 pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
+    let target = &target.with_password(&["MYSQL_PWD"], false);
     let url = target.url.as_str();
     crate::net::use_ring_for_tls();
     target.allow_only(OPTIONS)?;

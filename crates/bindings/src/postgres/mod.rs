@@ -13,6 +13,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 pub mod tpcc;
 
+mod passfile;
 mod session;
 
 pub use session::PostgresSession;
@@ -142,6 +143,9 @@ fn connect_error(config: &Config, e: &tokio_postgres::Error) -> BindingError {
         Some(c) if *c == SqlState::TOO_MANY_CONNECTIONS => BindingError::Unavailable(format!(
             "{server} has no free connections: raise max_connections or lower --threads x --concurrency"
         )),
+        _ if error_text(e).contains("password missing") => BindingError::Unavailable(format!(
+            "{server} asks user {user} for a password and none was given: put it in PGPASSWORD, PGPASSFILE, YARDSTICK_PASSWORD or a --password-file (or the URL)"
+        )),
         _ => BindingError::Unavailable(format!("cannot connect to {server}: {}; check that the server runs and the URL is right", error_text(e))),
     }
 }
@@ -160,6 +164,7 @@ pub(crate) async fn server_settings(client: &Client) -> BTreeMap<String, String>
 }
 
 pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
+    let target = &target.with_password(&["PGPASSWORD"], false);
     let url = target.url.as_str();
     crate::net::use_ring_for_tls();
     target.allow_only(OPTIONS)?;
@@ -183,6 +188,20 @@ pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
     })?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if config.get_password().is_none() {
+        // no password in the URL or a variable: libpq's password file, as psql reads it
+        let host = match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            _ => "localhost".into(),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let user = config.get_user().unwrap_or("").to_string();
+        let db = config.get_dbname().unwrap_or(&user).to_string();
+        if let Some(pw) = passfile::lookup(&host, port, &db, &user) {
+            yardstick_core::result::redact::register(&pw);
+            config.password(pw);
+        }
     }
     if config.get_application_name().is_none() {
         config.application_name("yardstick");

@@ -197,6 +197,7 @@ impl Registered for RedisBinding {
     };
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
+        let target = &target.with_password(&["REDISCLI_AUTH"], true);
         let url = target.url.as_str();
         crate::net::use_ring_for_tls();
         target.allow_only(OPTIONS)?;

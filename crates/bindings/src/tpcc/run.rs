@@ -296,6 +296,7 @@ mod tests {
             measured_elapsed: Duration::from_secs(30),
             warmup_ops: 0,
             interrupted: false,
+            stop_cause: None,
             unstarted: 0,
             final_lag_ns: 0,
             cpu: Duration::ZERO,

@@ -4,7 +4,7 @@ mod resolve;
 
 use crate::memlimit;
 use crate::status::StatusLine;
-use crate::{workloads, CliError, Format, OnError, PhaseArgs, EXIT_INTERRUPTED};
+use crate::{workloads, CliError, Format, OnError, PhaseArgs};
 pub(crate) use resolve::resolve_properties;
 use resolve::{default_seed, phase_name};
 use std::path::{Path, PathBuf};
@@ -129,6 +129,7 @@ pub(crate) fn execute(
                 ));
             }
             return run_capped(
+                control,
                 a,
                 phase,
                 limit,
@@ -163,15 +164,17 @@ pub(crate) fn execute(
             control,
             &redactor,
         )?;
-        write_result(&out_path, &r)?;
+        // the summary reaches the screen even when the file cannot be written
+        let written = write_result(&out_path, &r);
         print_summary(
             a.format,
             &r,
-            &out_path,
+            written.as_ref().ok().map(|()| out_path.as_path()),
             phases.len() > 1 && *ph == Phase::Load,
         );
+        written?;
         if r.interrupted {
-            code = EXIT_INTERRUPTED;
+            code = control.exit_code();
             break;
         }
         if !r.complete {
@@ -186,30 +189,32 @@ fn write_result(path: &Path, r: &RunResult) -> Result<(), CliError> {
     crate::write_json(path, r)
 }
 
-fn print_summary(format: Format, r: &RunResult, path: &Path, brief: bool) {
+/// The summary in `format`, and where the result is (`None`: it could not
+/// be written, which the error that follows says).
+fn print_summary(format: Format, r: &RunResult, path: Option<&Path>, brief: bool) {
+    let at = path.map_or_else(|| "not written".into(), |p| p.display().to_string());
     match format {
         Format::Json => {
             if let Ok(s) = serde_json::to_string_pretty(r) {
                 println!("{s}");
             }
-            eprintln!("result: {}", path.display());
+            eprintln!("result: {at}");
         }
         Format::Ycsb => {
             print!("{}", yardstick_report::ycsb_text(r));
-            eprintln!("result: {}", path.display());
+            eprintln!("result: {at}");
         }
         Format::Table if brief => {
             println!(
-                "loaded {} records in {:.2} s ({} inserts/s) · result: {}",
+                "loaded {} records in {:.2} s ({} inserts/s) · result: {at}",
                 yardstick_report::fmt::thousands(r.totals.operations),
                 r.elapsed_s,
                 yardstick_report::fmt::rate(r.totals.ops_per_sec),
-                path.display()
             );
         }
         Format::Table => {
             print!("{}", yardstick_report::summary_table(r));
-            println!("\nresult: {}", path.display());
+            println!("\nresult: {at}");
         }
     }
 }
@@ -229,7 +234,7 @@ fn run_one(
 ) -> Result<RunResult, CliError> {
     if control.stop.load(Ordering::SeqCst) {
         return Err(CliError {
-            code: EXIT_INTERRUPTED,
+            code: control.exit_code(),
             message: "interrupted before the run started".into(),
         });
     }
@@ -326,7 +331,7 @@ fn wait_for_start(at: Option<SystemTime>, control: &Control) -> Result<(), CliEr
             while std::time::Instant::now() < end {
                 if control.stop.load(Ordering::SeqCst) {
                     return Err(CliError {
-                        code: EXIT_INTERRUPTED,
+                        code: control.exit_code(),
                         message: "interrupted before the run started".into(),
                     });
                 }
@@ -382,6 +387,7 @@ fn context<'a>(
 /// killer (or any signal) ends it, this process writes the result instead.
 #[allow(clippy::too_many_arguments)]
 fn run_capped(
+    control: &Control,
     a: &PhaseArgs,
     phase: Phase,
     limit: u64,
@@ -401,7 +407,7 @@ fn run_capped(
     if a.seed.is_none() {
         extra.extend(["--seed".into(), seed.to_string()]);
     }
-    let killed = match memlimit::run_capped(limit, command_line, &extra)? {
+    let killed = match memlimit::run_capped(control, limit, command_line, &extra)? {
         memlimit::Capped::Exited(code) => return Ok(code),
         memlimit::Capped::Killed(k) => k,
     };
@@ -439,6 +445,7 @@ fn run_capped(
         measured_elapsed: killed.elapsed,
         warmup_ops: 0,
         interrupted: false,
+        stop_cause: None,
         unstarted: 0,
         final_lag_ns: 0,
         cpu: Default::default(),
@@ -448,6 +455,7 @@ fn run_capped(
     let mut r = result::build_result(ctx, &out);
     // no figures: the result is incomplete, and its first warning says why
     r.complete = false;
+    r.incomplete_reason = Some(killed.why.clone());
     r.memory_limit = Some(killed.record);
     write_result(out_path, &r)?;
     eprintln!("yardstick: {}", killed.why);

@@ -5,7 +5,7 @@
 mod run;
 mod summary;
 
-use crate::{CliError, EXIT_FAILED, EXIT_INTERRUPTED};
+use crate::{CliError, EXIT_FAILED};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -228,7 +228,7 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
         method,
         drop: a.drop,
     };
-    let control = crate::control();
+    let control = crate::control()?;
     let line = LoadLine { quiet: a.quiet };
     let outcome = loader::run(&plan, &control.stop, &line);
     if !a.quiet {
@@ -241,7 +241,7 @@ fn load_cmd(a: &LoadArgs) -> Result<i32, CliError> {
     match outcome {
         LoadOutcome::Interrupted => {
             eprintln!("yardstick tpcc: interrupted; run the same command again to finish the load");
-            Ok(EXIT_INTERRUPTED)
+            Ok(control.exit_code())
         }
         LoadOutcome::Done { rows, elapsed, .. } => {
             let secs = elapsed.as_secs_f64();

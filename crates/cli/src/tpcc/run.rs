@@ -5,7 +5,7 @@
 use super::{block_on, db_err, open, redact, scheme, summary, RunArgs};
 use crate::memlimit;
 use crate::status::StatusLine;
-use crate::{CliError, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED};
+use crate::{CliError, EXIT_BAD_INPUT, EXIT_FAILED};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 use yardstick_bindings::tpcc::run::{measured, Terminals};
@@ -68,6 +68,7 @@ impl Frame {
             elapsed_s,
             complete: false,
             interrupted: false,
+            incomplete_reason: None,
             tpmc: 0.0,
             tpm_total: 0.0,
             transactions: Default::default(),
@@ -170,7 +171,14 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
     };
     if let Some(limit) = a.memory_limit {
         if std::env::var_os(memlimit::CHILD_ENV).is_none() {
-            return run_capped(a, limit, &command_line, &out_path, frame);
+            return run_capped(
+                &crate::control()?,
+                a,
+                limit,
+                &command_line,
+                &out_path,
+                frame,
+            );
         }
     }
     let terminals = Terminals {
@@ -214,7 +222,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
             }
         );
     }
-    let control = crate::control();
+    let control = crate::control()?;
     let mut status = StatusLine::new(a.quiet, "tpcc");
     let out = run::run(&terminals, &spec, &control, &mut |v| status.update(v));
     status.finish();
@@ -234,8 +242,10 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
             "client CPU saturated: the benchmark process used {used:.2} cores with {threads} worker thread(s) on {cores} cores (SQLite runs inside it); the client may be the bottleneck"
         ));
     }
-    if out.interrupted {
-        warnings.push("run interrupted (a signal): this is a partial result".into());
+    if let Some(cause) = &out.stop_cause {
+        warnings.push(format!(
+            "run interrupted by {cause}: this is a partial result"
+        ));
     }
     let checks = if a.no_check {
         Vec::new()
@@ -256,6 +266,10 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
     let mut r = frame.result(out.started_at, out.ended_at, elapsed);
     r.complete = !out.interrupted;
     r.interrupted = out.interrupted;
+    r.incomplete_reason = out
+        .stop_cause
+        .as_ref()
+        .map(|cause| format!("interrupted by {cause}"));
     r.tpmc = m.tpmc;
     r.tpm_total = m.tpm_total;
     r.transactions = m.transactions;
@@ -274,11 +288,15 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
     r.warnings = warnings;
     r.error_samples = m.error_samples;
     r.memory_limit = memlimit::child_record();
-    crate::write_json(&out_path, &r)?;
+    // the summary reaches the screen even when the file cannot be written
+    let written = crate::write_json(&out_path, &r);
     print!("{}", summary(&r));
-    println!("result: {}", out_path.display());
+    if written.is_ok() {
+        println!("result: {}", out_path.display());
+    }
+    written?;
     Ok(if r.interrupted {
-        EXIT_INTERRUPTED
+        control.exit_code()
     } else if r.checks.iter().any(|c| !c.pass) || m.errors > 0 && total == 0 {
         EXIT_FAILED
     } else {
@@ -289,6 +307,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
 /// `--memory-limit`: the same command as a capped child, which writes its own
 /// result; when a signal (the OOM killer) ends it, an incomplete result here.
 fn run_capped(
+    control: &yardstick_core::run::Control,
     a: &RunArgs,
     limit: u64,
     command_line: &[String],
@@ -299,7 +318,7 @@ fn run_capped(
     if a.out.is_none() {
         extra.extend(["--out".into(), out_path.display().to_string()]);
     }
-    let killed = match memlimit::run_capped(limit, command_line, &extra)? {
+    let killed = match memlimit::run_capped(control, limit, command_line, &extra)? {
         memlimit::Capped::Exited(code) => return Ok(code),
         memlimit::Capped::Killed(k) => k,
     };
@@ -311,6 +330,7 @@ fn run_capped(
         killed.elapsed.as_secs_f64(),
     );
     r.warnings = vec![killed.why.clone()];
+    r.incomplete_reason = Some(killed.why.clone());
     r.memory_limit = Some(killed.record);
     crate::write_json(out_path, &r)?;
     eprintln!("yardstick: {}", killed.why);

@@ -149,8 +149,11 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             spec.max_errors.unwrap_or(0)
         ));
     }
+    let stopped_by = out.stop_cause.as_deref().unwrap_or("a stop request");
     if out.interrupted {
-        warnings.push("run interrupted (Ctrl-C): this is a partial result".to_string());
+        warnings.push(format!(
+            "run interrupted by {stopped_by}: this is a partial result"
+        ));
     }
     if out.late_reports > 0 {
         warnings.push(format!(
@@ -226,6 +229,16 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         elapsed_s: elapsed,
         complete: !out.interrupted && !out.stopped_by_errors,
         interrupted: out.interrupted,
+        incomplete_reason: if out.interrupted {
+            Some(format!("interrupted by {stopped_by}"))
+        } else if out.stopped_by_errors {
+            Some(format!(
+                "stopped early: more than {} operations failed (--max-errors)",
+                spec.max_errors.unwrap_or(0)
+            ))
+        } else {
+            None
+        },
         totals: Totals {
             operations: counted,
             errors,
@@ -317,6 +330,7 @@ mod tests {
             measured_elapsed: Duration::from_secs(2),
             warmup_ops: 0,
             interrupted: false,
+            stop_cause: None,
             unstarted: 0,
             final_lag_ns: 0,
             cpu: Duration::from_secs_f64(cpu_s),

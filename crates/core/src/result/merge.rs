@@ -37,42 +37,72 @@ fn start_of(r: &RunResult, name: &str) -> Result<SystemTime, MergeError> {
     })
 }
 
-/// Checks that every result is an instance of the same run as the first.
-fn check_related(results: &[(String, RunResult)]) -> Result<Vec<String>, MergeError> {
+/// The same measurement read twice: one run's result given twice (under two
+/// names, or a copy) would double every count.
+fn same_run(a: &RunResult, b: &RunResult) -> bool {
+    a.started_at == b.started_at
+        && a.ended_at == b.ended_at
+        && a.seed == b.seed
+        && a.host == b.host
+        && a.instance == b.instance
+        && a.totals.operations == b.totals.operations
+}
+
+/// Checks that every result is an instance of the same run as the first:
+/// no run twice, and the same phase, workload, database, semantics and
+/// properties (`force` turns differences of configuration into warnings).
+fn check_related(results: &[(String, RunResult)], force: bool) -> Result<Vec<String>, MergeError> {
     let (first_name, first) = &results[0];
     let mut warnings = Vec::new();
+    for (i, (name, r)) in results.iter().enumerate() {
+        if let Some((other, _)) = results[..i].iter().find(|(_, o)| same_run(o, r)) {
+            return Err(err(format!(
+                "{other} and {name} are the same run (same start, seed, host and counts): give each instance's result once"
+            )));
+        }
+    }
     for (name, r) in &results[1..] {
-        let differ = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
-            err(format!(
-                "{first_name} and {name} are not instances of one run: {what} differs ({a:?} vs {b:?})"
-            ))
+        let mut differ: Vec<String> = Vec::new();
+        let mut field = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+            differ.push(format!("{what} ({a:?} vs {b:?})"));
         };
         if r.phase != first.phase {
-            return Err(differ("the phase", &first.phase, &r.phase));
+            field("the phase", &first.phase, &r.phase);
         }
         if r.workload != first.workload {
-            return Err(differ("the workload", &first.workload, &r.workload));
+            field("the workload", &first.workload, &r.workload);
         }
         if r.binding.url != first.binding.url {
-            return Err(differ("the database", &first.binding.url, &r.binding.url));
+            field("the database", &first.binding.url, &r.binding.url);
         }
         if r.semantics != first.semantics {
-            return Err(differ("the semantics", &first.semantics, &r.semantics));
+            field("the semantics", &first.semantics, &r.semantics);
+        }
+        let mut keys: Vec<&String> = first.properties.keys().chain(r.properties.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let (a, b) = (first.properties.get(k), r.properties.get(k));
+            if a != b && !PER_INSTANCE.contains(&k.as_str()) {
+                field(&format!("property {k}"), &a, &b);
+            }
+        }
+        if !differ.is_empty() {
+            let what = format!(
+                "{first_name} and {name} are not instances of one run: {} differ{}",
+                differ.join(", "),
+                if differ.len() == 1 { "s" } else { "" }
+            );
+            if !force {
+                return Err(err(format!("{what}; merge them anyway with --force")));
+            }
+            warnings.push(format!("{what} (merged with --force)"));
         }
         if r.tool.version != first.tool.version {
             warnings.push(format!(
                 "{first_name} and {name} were made by different yardstick versions ({} and {})",
                 first.tool.version, r.tool.version
             ));
-        }
-        for (k, v) in &first.properties {
-            if PER_INSTANCE.contains(&k.as_str()) {
-                continue;
-            }
-            let other = r.properties.get(k);
-            if other != Some(v) {
-                return Err(differ(&format!("property {k}"), v, &other));
-            }
         }
     }
     let count = first.instance.count;
@@ -187,12 +217,13 @@ fn ops_within(r: &RunResult, start: SystemTime, from: SystemTime, to: SystemTime
 }
 
 /// Merges the results of the instances of one run; `results` pairs each with
-/// its file name for messages.
-pub fn merge(results: Vec<(String, RunResult)>) -> Result<RunResult, MergeError> {
+/// its file name for messages. `force` merges runs of different
+/// configurations (with a warning); the same run twice is always refused.
+pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult, MergeError> {
     if results.len() < 2 {
         return Err(err("merge needs at least two results"));
     }
-    let mut warnings = check_related(&results)?;
+    let mut warnings = check_related(&results, force)?;
     let starts: Vec<SystemTime> = results
         .iter()
         .map(|(n, r)| start_of(r, n))
@@ -367,6 +398,11 @@ pub fn merge(results: Vec<(String, RunResult)>) -> Result<RunResult, MergeError>
         elapsed_s: window,
         complete: results.iter().all(|(_, r)| r.complete),
         interrupted: results.iter().any(|(_, r)| r.interrupted),
+        incomplete_reason: results.iter().find_map(|(name, r)| {
+            r.incomplete_reason
+                .as_ref()
+                .map(|why| format!("instance {name}: {why}"))
+        }),
         totals: Totals {
             operations: total_ops,
             errors: sum(&|r| r.totals.errors),

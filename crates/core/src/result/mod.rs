@@ -48,6 +48,9 @@ pub struct RunResult {
     /// False when the run was interrupted or stopped early: the figures are partial.
     pub complete: bool,
     pub interrupted: bool,
+    /// Why the figures are partial (`complete: false`), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
     pub totals: Totals,
     /// Keyed by YCSB's operation names: READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE.
     pub operations: BTreeMap<String, OpResult>,

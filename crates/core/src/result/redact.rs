@@ -1,6 +1,9 @@
 //! Passwords and tokens never reach output, logs or result files: URLs are
 //! stored with their secrets replaced, and every message that may echo a
-//! secret goes through a `Redactor` that knows the run's secrets.
+//! secret goes through a `Redactor` that knows the run's secrets. The
+//! process's own secrets (from its arguments, `--password-file` and the
+//! password variables) are [`register`]ed once and masked by every
+//! `Redactor` and by [`redact`], even in a URL too malformed to parse.
 
 const MASK: &str = "***";
 
@@ -25,12 +28,15 @@ fn is_secret_param(name: &str) -> bool {
     SECRET_PARAMS.contains(&n.as_str())
 }
 
-/// Splits `scheme://user:pass@host/...` into its secrets (password and secret
-/// query values).
+/// The secrets in `text`: a URL's password (`scheme://user:pass@host`, found
+/// even when the rest of the URL is malformed: everything from `://` to the
+/// last `@` before the path), and the values of secret parameters, in a
+/// query (`?password=...&`) or a libpq key=value string (`password=... `,
+/// quoted or not).
 pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let mut out = Vec::new();
     if let Some((_, rest)) = url.split_once("://") {
-        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let authority_end = rest.find(['/', '?', '#', ' ']).unwrap_or(rest.len());
         let authority = &rest[..authority_end];
         if let Some((userinfo, _)) = authority.rsplit_once('@') {
             if let Some((_, pass)) = userinfo.split_once(':') {
@@ -40,16 +46,80 @@ pub(crate) fn url_secrets(url: &str) -> Vec<String> {
             }
         }
     }
-    if let Some((_, query)) = url.split_once('?') {
-        for pair in query.split(['&', ';']) {
-            if let Some((k, v)) = pair.split_once('=') {
-                if is_secret_param(k) && !v.is_empty() {
-                    out.push(v.to_string());
-                }
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    for pair in query.split(['&', ';']) {
+        if let Some((k, v)) = pair.split_once('=') {
+            if is_secret_param(k) && !v.is_empty() {
+                out.push(v.to_string());
             }
         }
     }
+    out.extend(keyword_secrets(url));
     out
+}
+
+/// Secret values of `key=value` words (libpq's connection strings):
+/// `password=secret` or `password='a secret'`.
+fn keyword_secrets(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(eq) = rest.find('=') {
+        let key_start = rest[..eq]
+            .rfind(|c: char| c.is_whitespace() || c == '?' || c == '&' || c == ';')
+            .map_or(0, |i| i + 1);
+        let key = rest[key_start..eq].trim();
+        let after = &rest[eq + 1..];
+        let (value, used) = match after.strip_prefix('\'') {
+            Some(q) => {
+                let end = q.find('\'').unwrap_or(q.len());
+                (&q[..end], end + 2)
+            }
+            None => {
+                let end = after
+                    .find(|c: char| c.is_whitespace() || c == '&' || c == ';')
+                    .unwrap_or(after.len());
+                (&after[..end], end)
+            }
+        };
+        if is_secret_param(key) && !value.is_empty() {
+            out.push(value.to_string());
+        }
+        rest = &after[used.min(after.len())..];
+    }
+    out
+}
+
+/// The process's own secrets, masked by every redaction.
+static GLOBAL: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds a secret of this process (a password given by file or variable) to
+/// every redaction from now on.
+pub fn register(secret: &str) {
+    let secret = secret.trim_end_matches(['\n', '\r']);
+    if secret.is_empty() {
+        return;
+    }
+    if let Ok(mut g) = GLOBAL.write() {
+        if !g.iter().any(|s| s == secret) {
+            g.push(secret.to_string());
+            // longest first, so a secret containing another is masked whole
+            g.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+    }
+}
+
+/// Registers the secrets of `text` (an argument that may hold a URL or a
+/// connection string), percent-decoded too.
+pub fn register_in(text: &str) {
+    for s in url_secrets(text) {
+        register(&percent_decode(&s));
+        register(&s);
+    }
+}
+
+/// `text` with the process's registered secrets masked.
+pub fn redact(text: &str) -> String {
+    Redactor::default().redact(text)
 }
 
 /// The URL with its password and secret query values replaced by `***`.
@@ -90,11 +160,17 @@ impl Redactor {
         for s in &self.secrets {
             out = out.replace(s.as_str(), MASK);
         }
+        if let Ok(g) = GLOBAL.read() {
+            for s in g.iter() {
+                out = out.replace(s.as_str(), MASK);
+            }
+        }
         out
     }
 }
 
-fn percent_decode(s: &str) -> String {
+/// `s` with its `%XX` escapes decoded (as URLs carry passwords).
+pub fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -136,5 +212,34 @@ mod tests {
             r.redact("auth failed for s3cr@t and s3cr%40t"),
             "auth failed for *** and ***"
         );
+    }
+
+    #[test]
+    fn malformed_urls_and_connection_strings_lose_their_passwords() {
+        // a port that is not a number: the URL does not parse, its password is found
+        assert_eq!(
+            redact_url("postgres://u:hunter2@db:54x/ycsb"),
+            "postgres://u:***@db:54x/ycsb"
+        );
+        assert_eq!(
+            redact_url("host=db user=u password=hunter2 dbname=x"),
+            "host=db user=u password=*** dbname=x"
+        );
+        assert_eq!(
+            redact_url("host=db password='two words' port=5432"),
+            "host=db password='***' port=5432"
+        );
+        assert_eq!(redact_url("mysql://u:p@@h/db"), "mysql://u:***@h/db");
+    }
+
+    #[test]
+    fn registered_secrets_are_masked_everywhere() {
+        register("regist3red-secret\n");
+        register_in("redis://:another%2Fone@h");
+        assert_eq!(
+            redact("a regist3red-secret, another/one and another%2Fone"),
+            "a ***, *** and ***"
+        );
+        assert_eq!(Redactor::default().redact("regist3red-secret"), "***");
     }
 }

@@ -20,7 +20,7 @@ mod ycsb;
 
 pub use record::{Origin, Recording};
 pub use sampler::{IntervalPoint, IntervalView, PointOp, RunOutput};
-pub use spec::{Control, RunSpec, SpecError};
+pub use spec::{signal_name, Control, RunSpec, SpecError};
 pub use work::{SlotId, Stepped, Work};
 pub use ycsb::Ycsb;
 
@@ -142,6 +142,7 @@ pub fn run<W: Work>(
         spec.threads = spawned;
         let mut out = sampler::sample(&spec, t0, rx, &stop, on_interval);
         out.stopped_by_errors = budget.exceeded.load(Ordering::SeqCst);
+        out.stop_cause = out.interrupted.then(|| control.cause());
         // a worker that died mid-run (a bug) makes the whole run invalid
         match failed.lock().map(|mut f| f.take()).unwrap_or(None) {
             Some(e) => Err(e),

@@ -66,6 +66,8 @@ pub struct RunOutput {
     pub measured_elapsed: Duration,
     pub warmup_ops: u64,
     pub interrupted: bool,
+    /// What interrupted it ("SIGTERM", ...).
+    pub stop_cause: Option<String>,
     pub unstarted: u64,
     pub final_lag_ns: u64,
     /// Process CPU time during measurement.
@@ -283,6 +285,7 @@ pub(crate) fn sample(
         measured_elapsed: end.saturating_duration_since(iv.measure_start),
         warmup_ops,
         interrupted: stop.load(Ordering::SeqCst),
+        stop_cause: None,
         unstarted,
         final_lag_ns,
         cpu: cpu_end.saturating_sub(cpu_at_start.unwrap_or(cpu_end)),

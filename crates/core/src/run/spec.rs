@@ -1,6 +1,6 @@
 //! What to run: phase, threads, concurrency, stop conditions, pacing, seed.
 use crate::workload::{CoreConfig, Phase};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,10 +94,84 @@ impl RunSpec {
     }
 }
 
-/// Signals from outside the run (Ctrl-C).
+/// Requests from outside the run: a signal (SIGINT, SIGTERM, SIGHUP) asks it
+/// to stop and write what it measured; a process started on its behalf (a
+/// memory-capped phase, a suite's phase) gets the signal passed on.
 #[derive(Debug, Clone, Default)]
 pub struct Control {
     pub stop: Arc<AtomicBool>,
+    /// The signal that asked for the stop (0: none, or a stop by other means).
+    pub signal: Arc<AtomicI32>,
+    /// The child process working on this process's behalf (0: none), which
+    /// gets any signal this process gets.
+    pub child: Arc<AtomicI32>,
+}
+
+impl Control {
+    /// Asks the run to stop because of signal `sig`; false when a stop was
+    /// asked for already.
+    pub fn stop_for(&self, sig: i32) -> bool {
+        let first = !self.stop.swap(true, Ordering::SeqCst);
+        if first {
+            self.signal.store(sig, Ordering::SeqCst);
+        }
+        first
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// What stopped the run, in words: "SIGTERM", "SIGINT (Ctrl-C)", ...
+    pub fn cause(&self) -> String {
+        signal_name(self.signal.load(Ordering::SeqCst))
+    }
+
+    /// Starts `cmd` in a process group of its own (so a terminal's Ctrl-C
+    /// reaches it once, through this process) as the run's child, and waits
+    /// for it; a signal this process gets meanwhile is passed on to it (by
+    /// the signal handling that watches `child`).
+    pub fn run_child(
+        &self,
+        cmd: &mut std::process::Command,
+    ) -> std::io::Result<std::process::ExitStatus> {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+        let mut child = cmd.spawn()?;
+        let pid = child.id() as i32;
+        self.child.store(pid, Ordering::SeqCst);
+        // a signal that came before the child was registered is passed on now
+        let sig = self.signal.load(Ordering::SeqCst);
+        if sig != 0 {
+            // SAFETY: kill(2) has no memory-safety preconditions; `pid` is our
+            // own child, not yet waited for.
+            unsafe { libc::kill(pid, sig) };
+        }
+        let status = child.wait();
+        self.child.store(0, Ordering::SeqCst);
+        status
+    }
+
+    /// The conventional exit code of a process a signal stopped: 128 + the
+    /// signal's number (130 for Ctrl-C, also when no signal is known).
+    pub fn exit_code(&self) -> i32 {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => 130,
+            sig => 128 + sig,
+        }
+    }
+}
+
+/// A signal's name for people.
+pub fn signal_name(sig: i32) -> String {
+    match sig {
+        0 => "a stop request".into(),
+        1 => "SIGHUP".into(),
+        2 => "SIGINT (Ctrl-C)".into(),
+        9 => "SIGKILL".into(),
+        15 => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ pub struct TpccResult {
     pub elapsed_s: f64,
     pub complete: bool,
     pub interrupted: bool,
+    /// Why the figures are partial (`complete: false`), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
     /// New-Order transactions completed per minute (rolled-back ones included,
     /// as the specification counts them).
     pub tpmc: f64,

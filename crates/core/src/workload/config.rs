@@ -44,6 +44,10 @@ pub enum LengthDistribution {
     Zipfian,
 }
 
+/// The highest `target` accepted: a hundred million operations per second,
+/// far beyond one client process, and a schedule step of 10 ns.
+pub const MAX_TARGET: f64 = 1e8;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoreConfig {
     pub record_count: u64,
@@ -150,12 +154,39 @@ impl CoreConfig {
                     "{name}={w} is negative; proportions are >= 0"
                 )));
             }
+            if w > 1.0 {
+                return Err(invalid(format!(
+                    "{name}={w} is above 1; a proportion is a fraction of the operations, from 0 to 1"
+                )));
+            }
             mix.push((w, kind));
         }
         if mix.iter().all(|(w, _)| *w == 0.0) {
             return Err(invalid(
                 "every operation proportion is 0; set readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion",
             ));
+        }
+        // YCSB would quietly treat proportions that do not add up to 1 as
+        // weights; a proportion set on top of a workload file's usually means
+        // another should have been lowered
+        let sum: f64 = mix.iter().map(|(w, _)| w).sum();
+        if (sum - 1.0).abs() > 1e-6 {
+            let set: Vec<String> = mix
+                .iter()
+                .zip([
+                    p::READ_PROPORTION,
+                    p::UPDATE_PROPORTION,
+                    p::INSERT_PROPORTION,
+                    p::SCAN_PROPORTION,
+                    p::READMODIFYWRITE_PROPORTION,
+                ])
+                .filter(|((w, _), _)| *w > 0.0)
+                .map(|((w, _), n)| format!("{n}={w}"))
+                .collect();
+            return Err(invalid(format!(
+                "the operation proportions add up to {sum} ({}), not 1; set them so they add up to 1",
+                set.join(", ")
+            )));
         }
 
         let fraction = |name: &str| -> Result<f64, PropertyError> {
@@ -283,6 +314,11 @@ impl CoreConfig {
         if target < 0.0 {
             return Err(invalid(format!(
                 "target={target} is negative; use 0 for closed loop"
+            )));
+        }
+        if target > MAX_TARGET {
+            return Err(invalid(format!(
+                "target={target} operations per second is more than any client reaches (one process does a few million); give at most {MAX_TARGET:.0}, or 0 for closed loop"
             )));
         }
         let insertion_retry_limit = props.get_u64(p::INSERTION_RETRY_LIMIT)?.min(1_000_000) as u32;

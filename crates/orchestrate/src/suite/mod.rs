@@ -13,7 +13,7 @@ mod summary;
 
 use crate::index::{self, *};
 use crate::slo::{Search, Slo};
-use crate::{Env, Error, EXIT_INTERRUPTED};
+use crate::{Env, Error};
 pub use presets::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -406,7 +406,7 @@ pub fn execute(plan: &SuitePlan, env: &Env) -> Result<SuiteRun, Error> {
                 s.exit_code = Some(o.code);
                 s.status = match o.code {
                     0 => StepStatus::Ok,
-                    EXIT_INTERRUPTED => StepStatus::Interrupted,
+                    c if crate::interrupted(c) => StepStatus::Interrupted,
                     _ => StepStatus::Failed,
                 };
                 s.result = o.file;

@@ -114,7 +114,7 @@ impl StepCtx<'_> {
         let mut code = 0;
         while let Some(rate) = search.next() {
             if self.env.control.stop.load(Ordering::SeqCst) {
-                code = EXIT_INTERRUPTED;
+                code = self.env.control.exit_code();
                 break;
             }
             let o = self.once(Some((rate, search.points.len() + 1)))?;
@@ -122,8 +122,8 @@ impl StepCtx<'_> {
                 code = if o.code == 0 { 1 } else { o.code };
                 break;
             };
-            if o.code == EXIT_INTERRUPTED {
-                code = EXIT_INTERRUPTED;
+            if crate::interrupted(o.code) {
+                code = o.code;
                 break;
             }
             let mut p = slo.judge(r, rate);
