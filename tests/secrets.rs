@@ -86,7 +86,11 @@ fn each_databases_own_password_variables_work() {
             assert_eq!(r.code, 0, "{}: {}", env.0, r.stderr);
         }
         let r = load(d, &u, &[], &[]);
-        assert_one_error(&r, "no password", "asks user bench for a password and none was given");
+        assert_one_error(
+            &r,
+            "no password",
+            "asks user bench for a password and none was given",
+        );
         tried += 1;
     }
     if MARIADB.available() {
