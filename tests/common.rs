@@ -362,6 +362,124 @@ pub(crate) fn run_through_a_kill(
     (r, v)
 }
 
+/// Sends `sig` to process `pid` and every process descending from it (a
+/// server's backends stop with it).
+pub(crate) fn signal_tree(pid: u32, sig: i32) {
+    let mut pids = vec![pid];
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(child) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            // the parent pid is the field after the command's closing parenthesis
+            let ppid = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split(' ').nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if ppid == Some(parent) && !pids.contains(&child) {
+                pids.push(child);
+            }
+        }
+        i += 1;
+    }
+    for p in pids {
+        // SAFETY: kill(2) on processes this test started.
+        unsafe { libc::kill(p as i32, sig) };
+    }
+}
+
+/// Loads 500 records into `url` (whose `timeout` is 1s), then runs for 3 s
+/// with the server stalled (`stall`) after 2 s, and resumes it (`resume`)
+/// once the run ended. The run must end within its duration, the timeout and
+/// a second, count the timeouts, and say the result is incomplete because
+/// the server stopped answering at the end.
+pub(crate) fn run_through_a_stall(
+    dir: &Path,
+    url: &str,
+    stall: &mut dyn FnMut(),
+    resume: &mut dyn FnMut(),
+) -> serde_json::Value {
+    let l = yardstick(
+        dir,
+        &[
+            "load",
+            "--db",
+            url,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=500",
+            "-q",
+        ],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let args = strings(&[
+        "run",
+        "--db",
+        url,
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=500",
+        "--duration",
+        "3s",
+        "--threads",
+        "1",
+        "--concurrency",
+        "2",
+        "-q",
+        "--out",
+        "stall.json",
+    ]);
+    let started = Instant::now();
+    let handle = {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            yardstick(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    stall();
+    let r = handle.join().unwrap();
+    let took = started.elapsed();
+    resume();
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    // a hang would wait for the resume; the process's own start and
+    // connections come on top of the run's bound checked below
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+    assert_eq!(r.code, 1, "an incomplete result: {}", r.stderr);
+    let v = read_json(&dir.join("stall.json"));
+    assert_schema_valid(&v);
+    // 3 s of run, then at most the timeout (1 s) and a second
+    let elapsed = v["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed <= 5.0, "the run outlived its bound: {elapsed} s");
+    assert_eq!(v["complete"], false);
+    let why = v["incomplete_reason"].as_str().unwrap_or("");
+    assert!(why.contains("stopped answering at the end"), "{why}");
+    let read = op(&v, "READ");
+    assert!(read["statuses"]["ok"].as_u64().unwrap() > 0, "{read}");
+    assert!(
+        read["statuses"]["timeout"].as_u64().unwrap_or(0) > 0,
+        "the stalled calls are timeouts: {}",
+        read["statuses"]
+    );
+    v
+}
+
+/// [`run_through_a_stall`] with the server's process tree `pid` stopped
+/// (SIGSTOP) and continued.
+pub(crate) fn run_through_a_sigstop(dir: &Path, url: &str, pid: u32) -> serde_json::Value {
+    run_through_a_stall(
+        dir,
+        url,
+        &mut || signal_tree(pid, libc::SIGSTOP),
+        &mut || signal_tree(pid, libc::SIGCONT),
+    )
+}
+
 pub(crate) fn assert_errors_counted(v: &serde_json::Value) {
     let read = op(v, "READ");
     assert!(read["statuses"]["ok"].as_u64().unwrap() > 0, "{read}");
@@ -412,6 +530,10 @@ impl PrivateServer {
             std::thread::sleep(Duration::from_millis(200));
         }
         server
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid.parse().expect("a pid")
     }
 
     pub(crate) fn kill(&self) {

@@ -284,3 +284,35 @@ fn killing_the_leader_mid_run_loses_no_acknowledged_write() {
         "{keys} keys stored, but 1000 loaded + {acknowledged} acknowledged inserts"
     );
 }
+
+#[test]
+fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
+    let ports = free_ports(2);
+    let dir = tempfile::tempdir().unwrap();
+    let (client, peer) = (
+        format!("http://127.0.0.1:{}", ports[0]),
+        format!("http://127.0.0.1:{}", ports[1]),
+    );
+    let args = strings(&[
+        "--data-dir",
+        dir.path().join("member").to_str().unwrap(),
+        "--listen-client-urls",
+        &client,
+        "--advertise-client-urls",
+        &client,
+        "--listen-peer-urls",
+        &peer,
+        "--initial-advertise-peer-urls",
+        &peer,
+        "--initial-cluster",
+        &format!("default={peer}"),
+        "--unsafe-no-fsync",
+    ]);
+    let Some(mut server) = spawn_server("etcd", &args, ports[0]) else {
+        return;
+    };
+    let u = format!("etcd://127.0.0.1:{}?timeout=1s", ports[0]);
+    run_through_a_sigstop(dir.path(), &u, server.id());
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -144,7 +144,7 @@ fn workload_e_scans_in_key_order_from_its_start_key() {
 }
 
 #[test]
-fn a_gateway_killed_mid_run_gives_counted_errors_and_a_result() {
+fn a_gateway_stalled_at_the_end_then_killed_mid_run_gives_counted_errors_and_results() {
     if !HBASE.available() {
         return;
     }
@@ -158,6 +158,12 @@ fn a_gateway_killed_mid_run_gives_counted_errors_and_a_result() {
         "hbase://127.0.0.1:{port}/kill_{}?{info}",
         std::process::id()
     );
+    // first stopped (SIGSTOP) at the end of a run and continued
+    let stalled = format!(
+        "hbase://127.0.0.1:{port}/stall_{}?{info}&timeout=1s",
+        std::process::id()
+    );
+    run_through_a_sigstop(work.path(), &stalled, gateway.pid());
     let (r, v) = run_through_a_kill(work.path(), &u, &mut || gateway.kill(), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_errors_counted(&v);

@@ -121,6 +121,26 @@ mod redis {
         assert_eq!(v["complete"], false);
         assert!(v["elapsed_s"].as_f64().unwrap() < 3.5, "stopped early");
     }
+
+    #[test]
+    fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
+        let port = free_port();
+        let args = strings(&[
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ]);
+        let Some(mut server) = spawn_server("redis-server", &args, port) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("redis://127.0.0.1:{port}?timeout=1s");
+        run_through_a_sigstop(dir.path(), &u, server.id());
+        stop(&mut server);
+    }
 }
 
 mod memcached {
@@ -176,6 +196,22 @@ mod memcached {
             "{}",
             v["totals"]
         );
+    }
+
+    #[test]
+    fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
+        let port = free_port();
+        let mut args = strings(&["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"]);
+        if is_root() {
+            args.extend(strings(&["-u", "nobody"]));
+        }
+        let Some(mut server) = spawn_server("memcached", &args, port) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("memcached://127.0.0.1:{port}?timeout=1s");
+        run_through_a_sigstop(dir.path(), &u, server.id());
+        stop(&mut server);
     }
 }
 

@@ -99,11 +99,8 @@ fn unloaded_collection_and_dead_server_stop_before_any_work() {
     }
 }
 
-#[test]
-fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
-    if !available() {
-        return;
-    }
+/// A FerretDB of its own (built by scripts/services) on SQLite under `dir`.
+fn private_ferretdb(dir: &std::path::Path) -> (std::process::Child, u16) {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/services");
     // runs: scripts/services
     let out = std::process::Command::new(&script)
@@ -117,16 +114,25 @@ fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
         String::from_utf8_lossy(&out.stderr)
     );
     let bin = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let args = strings(&[
         "-listen-addr",
         &format!("127.0.0.1:{port}"),
         "-sqlite-dir",
-        dir.path().join("db").to_str().unwrap(),
+        dir.join("db").to_str().unwrap(),
     ]);
     // runs: ferretdb, built by scripts/services
-    let mut server = spawn_server(&bin, &args, port).expect("FerretDB starts");
+    let server = spawn_server(&bin, &args, port).expect("FerretDB starts");
+    (server, port)
+}
+
+#[test]
+fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, port) = private_ferretdb(dir.path());
     let u = format!("mongodb://127.0.0.1:{port}/kill?serverSelectionTimeoutMS=500");
     let (r, v) = run_through_a_kill(
         dir.path(),
@@ -139,6 +145,19 @@ fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_errors_counted(&v);
+}
+
+#[test]
+fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, port) = private_ferretdb(dir.path());
+    let u = format!("mongodb://127.0.0.1:{port}/stall?timeout=1s");
+    run_through_a_sigstop(dir.path(), &u, server.id());
+    server.kill().unwrap();
+    server.wait().unwrap();
 }
 
 #[test]

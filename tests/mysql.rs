@@ -84,3 +84,20 @@ fn a_server_killed_mid_run_gives_counted_errors_and_a_result() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_errors_counted(&v);
 }
+
+#[test]
+fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mut server, port)) = private_mariadb(dir.path(), &[]) else {
+        assert!(std::env::var_os("CI").is_none(), "MariaDB is needed in CI");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let u = format!("mysql://root@127.0.0.1:{port}/mysql?timeout=1s");
+    run_through_a_sigstop(work.path(), &u, server.id());
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

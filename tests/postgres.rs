@@ -1,6 +1,7 @@
 //! End-to-end against the PostgreSQL test server (`scripts/services start postgres`).
-//! Built with `--features postgres`; in CI a missing server fails the tests.
+//! In CI a missing server fails the tests.
 use crate::common::*;
+use std::time::{Duration, Instant};
 
 fn url() -> String {
     POSTGRES.url()
@@ -222,6 +223,15 @@ impl PrivatePg {
     }
 }
 
+impl PrivatePg {
+    /// The postmaster's pid, from its pid file.
+    fn postmaster_pid(&self) -> u32 {
+        let file = self.dir.path().join("data/postmaster.pid");
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines().next().unwrap().parse().unwrap()
+    }
+}
+
 impl Drop for PrivatePg {
     fn drop(&mut self) {
         self.stop_immediately();
@@ -246,4 +256,104 @@ fn a_server_stopped_mid_run_gives_counted_errors_and_a_result() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_errors_counted(&v);
     assert_eq!(v["complete"], true);
+}
+
+#[test]
+fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
+    if !available() {
+        return;
+    }
+    let Some(pg) = PrivatePg::start() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PostgreSQL's binaries are needed in CI"
+        );
+        return;
+    };
+    let pid = pg.postmaster_pid();
+    let dir = tempfile::tempdir().unwrap();
+    let u = format!(
+        "postgres://postgres@127.0.0.1:{}/postgres?timeout=1s",
+        pg.port
+    );
+    run_through_a_sigstop(dir.path(), &u, pid);
+}
+
+#[test]
+fn tpcc_with_the_server_stalled_at_the_end_ends_in_time_and_skips_the_checks() {
+    if !available() {
+        return;
+    }
+    let Some(pg) = PrivatePg::start() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PostgreSQL's binaries are needed in CI"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let u = format!(
+        "postgres://postgres@127.0.0.1:{}/postgres?timeout=1s",
+        pg.port
+    );
+    let l = yardstick(
+        dir.path(),
+        &["tpcc", "load", "--db", &u, "--warehouses", "1", "-q"],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let pid = pg.postmaster_pid();
+    let started = Instant::now();
+    let run = {
+        let (dir, u) = (dir.path().to_path_buf(), u.clone());
+        std::thread::spawn(move || {
+            yardstick(
+                &dir,
+                &[
+                    "tpcc",
+                    "run",
+                    "--db",
+                    &u,
+                    "--warehouses",
+                    "1",
+                    "--terminals",
+                    "2",
+                    "--duration",
+                    "3s",
+                    "-q",
+                    "--out",
+                    "stall.json",
+                ],
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    signal_tree(pid, libc::SIGSTOP);
+    let r = run.join().unwrap();
+    let took = started.elapsed();
+    signal_tree(pid, libc::SIGCONT);
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+    assert_eq!(r.code, 1, "an incomplete result: {}", r.stderr);
+    let v = read_json(&dir.path().join("stall.json"));
+    assert_eq!(v["complete"], false);
+    let why = v["incomplete_reason"].as_str().unwrap_or("");
+    assert!(why.contains("stopped answering at the end"), "{why}");
+    assert!(
+        v["elapsed_s"].as_f64().unwrap() <= 5.0,
+        "{}",
+        v["elapsed_s"]
+    );
+    assert_eq!(
+        v["checks"].as_array().map_or(0, Vec::len),
+        0,
+        "checks skipped"
+    );
+    let errors: u64 = v["transactions"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["errors"].as_u64().unwrap())
+        .sum();
+    assert!(errors > 0, "{}", v["transactions"]);
+    let samples = v["error_samples"].to_string();
+    assert!(samples.contains("no answer within 1s"), "{samples}");
 }

@@ -122,6 +122,44 @@ impl Target {
         }
     }
 
+    /// `timeout`: how long one call of a network binding may take before it
+    /// counts as `timeout` (default [`DEFAULT_TIMEOUT`]).
+    pub(crate) fn op_timeout(&self) -> Result<Duration, BindingError> {
+        self.positive("timeout", DEFAULT_TIMEOUT)
+    }
+
+    /// `connect_timeout`: how long opening a connection may take (default
+    /// [`DEFAULT_CONNECT_TIMEOUT`]).
+    pub(crate) fn connect_timeout(&self) -> Result<Duration, BindingError> {
+        self.positive("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+    }
+
+    /// The limit on opening a binding (a connection and its setup
+    /// statements): the connect timeout and twice the call timeout.
+    pub(crate) fn setup_limit(&self) -> Result<Duration, BindingError> {
+        Ok(self
+            .connect_timeout()?
+            .saturating_add(self.op_timeout()?.saturating_mul(2)))
+    }
+
+    /// The limit on a sizing call on a connection of its own (before and
+    /// after a run): the connect timeout and the call timeout.
+    pub(crate) fn side_limit(&self) -> Result<Duration, BindingError> {
+        Ok(self.connect_timeout()?.saturating_add(self.op_timeout()?))
+    }
+
+    fn positive(&self, name: &str, default: Duration) -> Result<Duration, BindingError> {
+        let d = self.duration_or(name, default)?;
+        if d.is_zero() {
+            return Err(BindingError::Config(format!(
+                "URL option {name}={}: a time limit of zero fails every call; give a positive duration such as {}s",
+                self.param(name).unwrap_or(""),
+                default.as_secs()
+            )));
+        }
+        Ok(d)
+    }
+
     /// Option `name` as a duration (`5s`, `250ms`, ...), `default_secs` when absent.
     pub fn duration(&self, name: &str, default_secs: u64) -> Result<Duration, BindingError> {
         self.duration_or(name, Duration::from_secs(default_secs))
@@ -140,6 +178,11 @@ impl Target {
         }
     }
 }
+
+/// The network bindings' limit on one call (URL option `timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The network bindings' limit on opening a connection (`connect_timeout`).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The variable any binding takes its password from (`--password-file` sets it).
 pub const PASSWORD_ENV: &str = "YARDSTICK_PASSWORD";

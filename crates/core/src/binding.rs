@@ -498,6 +498,11 @@ pub trait Session {
         }
     }
 
+    /// Called after a call was abandoned mid-way (its timeout passed): a
+    /// connection left in an unknown state should be dropped here, to be
+    /// opened again by the next call.
+    fn abandoned(&mut self) {}
+
     /// Inserts every record of `batch` with the run's insert semantics; the
     /// outcome's `rows` is the records inserted. Bindings with a bulk path
     /// (multi-row INSERT, COPY, pipelines) override this; the default inserts
@@ -543,6 +548,14 @@ pub trait Binding: Send + Sync + 'static {
     /// CockroachDB- or YugabyteDB-style databases): the run's `retry.limit`
     /// when the user set none. The runner retries and counts them.
     fn conflict_retries(&self) -> Option<u32> {
+        None
+    }
+
+    /// How long one call may take before it counts as `timeout` (the URL's
+    /// `timeout`): the runner ends a run whose calls stall at most this long
+    /// after its time is up. `None` for bindings whose calls cannot stall
+    /// (an engine in the process).
+    fn op_timeout(&self) -> Option<std::time::Duration> {
         None
     }
 }

@@ -3,6 +3,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`binding`] | the `Binding`/`Session` contract, `Status`, `Outcome`, semantics |
+//! | [`bounded`] | a session whose calls end within a time limit |
 //! | [`generator`] | YCSB's distributions, one per file, each statistically tested |
 //! | [`workload`] | properties, the core workload's configuration, keys, operation streams |
 //! | [`run`] | threads x slots, open/closed-loop pacing, interval sampling |
@@ -12,6 +13,7 @@
 //! | [`error`] | database errors in one line: the server's own code, the chain of causes |
 //! | [`units`] | durations, read the same in flags, properties and URL options |
 pub mod binding;
+pub mod bounded;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod error;

@@ -35,6 +35,7 @@ pub(crate) const OPTIONS: &[&str] = &[
     "consistency",
     "serial_consistency",
     "replication",
+    "timeout",
     "connect_timeout",
     "tls_ca",
     "tls_insecure",
@@ -65,6 +66,8 @@ struct Inner {
     consistency: Consistency,
     serial: SerialConsistency,
     connect_timeout: Duration,
+    /// Each request's limit (the URL's `timeout`), the driver's own.
+    timeout: Duration,
     tls: Option<Arc<rustls::ClientConfig>>,
     insert_mode: InsertMode,
     update_mode: UpdateMode,
@@ -141,6 +144,7 @@ async fn prepare(s: &CqlSession, inner: &Inner) -> Result<Statements, BindingErr
             .await
             .map_err(|e| BindingError::Unavailable(format!("cannot prepare `{text}`: {e}")))?;
         st.set_consistency(inner.consistency);
+        st.set_request_timeout(Some(inner.timeout));
         st.set_serial_consistency(Some(inner.serial));
         Ok::<_, BindingError>(st)
     };
@@ -261,7 +265,7 @@ impl Registered for CqlBinding {
                 ))
             })?,
         };
-        let connect_timeout = target.duration("connect_timeout", 10)?;
+        let connect_timeout = target.connect_timeout()?;
         let tls = match (target.param("tls_ca"), target.param("tls_insecure")) {
             (None, None) => None,
             (ca, insecure) => Some(Arc::new(crate::net::tls_config(
@@ -286,12 +290,13 @@ impl Registered for CqlBinding {
             consistency,
             serial,
             connect_timeout,
+            timeout: target.op_timeout()?,
             tls,
             insert_mode: opts.insert_mode,
             update_mode: opts.update_mode,
             sessions: Mutex::new(Vec::new()),
         };
-        let (version, partitioner, rf) = run_cold(async {
+        let (version, partitioner, rf) = run_cold(target.setup_limit()?, async {
             let s = connect(&inner, false).await?;
             let fail = |e: ExecutionError| BindingError::Unavailable(format!("Cassandra: {e}"));
             let ks = &inner.keyspace;

@@ -1,11 +1,12 @@
 //! CQL sessions: prepared statements on the shared driver session, LWT for
 //! insert and update semantics, errors mapped to statuses.
 use super::*;
+use yardstick_core::bounded::Bounded;
 
 impl Binding for CqlBinding {
-    type Session = CqlSessionHandle;
+    type Session = Bounded<CqlSessionHandle>;
 
-    async fn session(&self) -> Result<CqlSessionHandle, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let me = std::thread::current().id();
         let existing = self
             .inner
@@ -30,14 +31,19 @@ impl Binding for CqlBinding {
                 shared
             }
         };
-        Ok(CqlSessionHandle {
+        let session = CqlSessionHandle {
             shared,
             fields: self.inner.fields.len(),
-        })
+        };
+        Ok(Bounded::new(session, self.inner.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.inner.timeout)
     }
 }
 

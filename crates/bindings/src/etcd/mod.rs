@@ -11,6 +11,7 @@
 //! start key, limited to the count (etcd returns ranges in key order). Reads
 //! are linearizable by default; `consistency=serializable` reads the local
 //! member's state without a quorum round.
+use yardstick_core::bounded::Bounded;
 use crate::kv;
 use yardstick_core::run::run_cold;
 use crate::url::Target;
@@ -144,8 +145,8 @@ impl Registered for EtcdBinding {
         }
         let tls = tls_ca.is_some();
         let options = ConnectOptions {
-            timeout: Some(target.duration("timeout", 10)?),
-            connect_timeout: Some(target.duration("connect_timeout", 5)?),
+            timeout: Some(target.op_timeout()?),
+            connect_timeout: Some(target.connect_timeout()?),
             tls_ca_pem: tls_ca,
             user: userinfo.map(|u| {
                 let (user, password) = u.split_once(':').unwrap_or((u, ""));
@@ -172,7 +173,7 @@ impl Registered for EtcdBinding {
             insert_mode: opts.insert_mode,
             update_mode: opts.update_mode,
         };
-        let (version, members, leader, db_size) = run_cold(async {
+        let (version, members, leader, db_size) = run_cold(target.setup_limit()?, async {
             let mut c = Client::connect(&inner.endpoints, &inner.options)
                 .await
                 .map_err(|e| open_error(&inner.endpoints, &e))?;
@@ -215,23 +216,28 @@ impl Registered for EtcdBinding {
 }
 
 impl Binding for EtcdBinding {
-    type Session = EtcdSession;
+    type Session = Bounded<EtcdSession>;
 
-    async fn session(&self) -> Result<EtcdSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         // the channel's tasks run on this worker's runtime
         let client = Client::connect(&self.inner.endpoints, &self.inner.options)
             .await
             .map_err(|e| open_error(&self.inner.endpoints, &e))?;
-        Ok(EtcdSession {
+        let session = EtcdSession {
             inner: self.inner.clone(),
             kv: client,
             key: Vec::new(),
             value: Vec::new(),
-        })
+        };
+        Ok(Bounded::new(session, self.inner.options.timeout.unwrap_or(crate::url::DEFAULT_TIMEOUT)))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        self.inner.options.timeout
     }
 }
 

@@ -145,8 +145,8 @@ impl Registered for HbaseBinding {
             },
             insert_mode: opts.insert_mode,
             update_mode: opts.update_mode,
-            timeout: target.duration("timeout", 30)?,
-            connect_timeout: target.duration("connect_timeout", 10)?,
+            timeout: target.op_timeout()?,
+            connect_timeout: target.connect_timeout()?,
             namespace: namespace.as_bytes().to_vec(),
             name: opts.schema.table.as_bytes().to_vec(),
         };
@@ -159,7 +159,7 @@ impl Registered for HbaseBinding {
             )),
         };
         let (ns, name) = (&inner.namespace, &inner.name);
-        let opened = run_cold(async {
+        let opened = run_cold(target.setup_limit()?, async {
             let mut c = Conn::connect(&inner.addr, inner.connect_timeout)
                 .await
                 .map_err(|e| {
@@ -181,10 +181,9 @@ impl Registered for HbaseBinding {
                 let settings = c.family_settings(ns, name, &inner.layout.family).await?;
                 Ok(Some((settings, !exists)))
             };
-            tokio::time::timeout(inner.timeout, work)
-                .await
-                .unwrap_or(Err(CallError::Timeout))
-                .map_err(refused)
+            // schema calls are not operations of the run: run_cold's
+            // setup limit bounds them
+            work.await.map_err(refused)
         })?;
         let Some((family_settings, created)) = opened else {
             return Err(BindingError::Unavailable(format!(

@@ -3,11 +3,12 @@
 //! and the next operation opens a new one.
 use super::client::{CallError, Conn};
 use super::*;
+use yardstick_core::bounded::Bounded;
 
 impl Binding for HbaseBinding {
-    type Session = HbaseSession;
+    type Session = Bounded<HbaseSession>;
 
-    async fn session(&self) -> Result<HbaseSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let conn = Conn::connect(&self.inner.addr, self.inner.connect_timeout)
             .await
             .map_err(|e| {
@@ -16,14 +17,19 @@ impl Binding for HbaseBinding {
                     self.inner.addr
                 ))
             })?;
-        Ok(HbaseSession {
+        let session = HbaseSession {
             inner: self.inner.clone(),
             conn: Some(conn),
-        })
+        };
+        Ok(Bounded::new(session, self.inner.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.inner.timeout)
     }
 }
 
@@ -78,6 +84,12 @@ fn field_of(fields: Fields) -> Option<usize> {
 }
 
 impl Session for HbaseSession {
+    /// A call abandoned at its timeout may leave a reply on the way: the
+    /// next call connects anew.
+    fn abandoned(&mut self) {
+        self.conn = None;
+    }
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         let f = field_of(fields);
         self.run(

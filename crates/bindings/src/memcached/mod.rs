@@ -427,8 +427,8 @@ impl Registered for MemcachedBinding {
             fields: opts.schema.fields.len(),
             insert_mode: opts.insert_mode,
             update_mode: opts.update_mode,
-            timeout: target.duration("timeout", 30)?,
-            connect_timeout: target.duration("connect_timeout", 10)?,
+            timeout: target.op_timeout()?,
+            connect_timeout: target.connect_timeout()?,
             tls: match (target.param("tls_ca"), target.param("tls_insecure")) {
                 (None, None) => None,
                 (ca, insecure) => Some(tokio_rustls::TlsConnector::from(std::sync::Arc::new(
@@ -442,7 +442,7 @@ impl Registered for MemcachedBinding {
                 "cannot connect to {server}: {e}; check that the server runs and the URL is right"
             ))
         };
-        let (version, stats) = yardstick_core::run::run_cold(async {
+        let (version, stats) = yardstick_core::run::run_cold(target.setup_limit()?, async {
             let mut c = Conn::connect(inner.endpoint()).await.map_err(unreachable)?;
             // a server that never answers (a TLS listener spoken to in plain text) is bounded too
             let ask = async {

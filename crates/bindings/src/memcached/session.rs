@@ -1,28 +1,34 @@
 //! memcached sessions: each operation as its text-protocol commands, replies
 //! mapped to statuses.
 use super::*;
+use yardstick_core::bounded::Bounded;
 
 impl Binding for MemcachedBinding {
-    type Session = MemcachedSession;
+    type Session = Bounded<MemcachedSession>;
 
-    async fn session(&self) -> Result<MemcachedSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let conn = Conn::connect(self.inner.endpoint()).await.map_err(|e| {
             BindingError::Unavailable(format!(
                 "cannot connect to memcached at {}: {e}",
                 self.inner.addr
             ))
         })?;
-        Ok(MemcachedSession {
+        let session = MemcachedSession {
             inner: self.inner.clone(),
             conn: Some(conn),
             key: Vec::new(),
             value: Vec::new(),
             encoded: Vec::new(),
-        })
+        };
+        Ok(Bounded::new(session, self.inner.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.inner.timeout)
     }
 }
 
@@ -155,6 +161,12 @@ impl MemcachedSession {
 }
 
 impl Session for MemcachedSession {
+    /// A call abandoned at its timeout may leave a reply on the way: the
+    /// next call connects anew.
+    fn abandoned(&mut self) {
+        self.conn = None;
+    }
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         self.run(key, Op::Read(fields, out)).await
     }

@@ -32,6 +32,7 @@ pub(crate) const OPTIONS: &[&str] = &[
     "tls",
     "tls_ca",
     "tls_insecure",
+    "timeout",
     "connect_timeout",
 ];
 
@@ -75,6 +76,8 @@ const ER_STATEMENT_TIMEOUT: u16 = 3024;
 pub(crate) struct MysqlBinding {
     opts: Opts,
     server: String,
+    /// Each call's limit (the URL's `timeout`).
+    timeout: Duration,
     connect_timeout: Duration,
     sql: Arc<Sql>,
     key_last_in_update: bool,
@@ -193,7 +196,7 @@ pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
             "engine={engine} is not a storage engine name (for example InnoDB, MyRocks, Aria)"
         )));
     }
-    let connect_timeout = target.duration("connect_timeout", 10)?;
+    let connect_timeout = target.connect_timeout()?;
     let ssl = match (
         target.param("tls"),
         target.param("tls_ca"),
@@ -309,7 +312,7 @@ impl Registered for MysqlBinding {
             row_locks: true,
         };
         let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, dialect));
-        let info = run_cold(async {
+        let info = run_cold(target.setup_limit()?, async {
             let mut c = connect(&driver_opts, connect_timeout)
                 .await
                 .map_err(|e| connect_error(&server, &user, &db, &e))?;
@@ -370,6 +373,7 @@ impl Registered for MysqlBinding {
                 },
             ),
             connect_timeout,
+            timeout: target.op_timeout()?,
             sql,
             key_last_in_update: dialect.key_last_in_update(),
             open: opts.clone(),

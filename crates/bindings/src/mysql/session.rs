@@ -1,6 +1,7 @@
 //! MySQL/MariaDB sessions: server-side prepared statements per connection,
 //! errors mapped to statuses by the server's error number.
 use super::*;
+use yardstick_core::bounded::Bounded;
 
 struct Prepared {
     read_all: Statement,
@@ -47,9 +48,9 @@ async fn prepare(c: &mut Conn, sql: &Sql, o: &OpenOptions) -> Result<Prepared, m
 }
 
 impl Binding for MysqlBinding {
-    type Session = MysqlSession;
+    type Session = Bounded<MysqlSession>;
 
-    async fn session(&self) -> Result<MysqlSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let user = self.opts.user().unwrap_or("root").to_string();
         let db = self.opts.db_name().unwrap_or("").to_string();
         let mut conn = connect(&self.opts, self.connect_timeout)
@@ -64,7 +65,7 @@ impl Binding for MysqlBinding {
                     error_text(&e)
                 ))
             })?;
-        Ok(MysqlSession {
+        let session = MysqlSession {
             conn: Some(conn),
             st: Some(st),
             binding_opts: self.opts.clone(),
@@ -75,11 +76,16 @@ impl Binding for MysqlBinding {
             update_mode: self.open.update_mode,
             key_last_in_update: self.key_last_in_update,
             batch: Default::default(),
-        })
+        };
+        Ok(Bounded::new(session, self.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<Duration> {
+        Some(self.timeout)
     }
 
     fn conflict_retries(&self) -> Option<u32> {
@@ -92,7 +98,7 @@ impl Binding for MysqlBinding {
         let table = self.sql.table.clone();
         let opts = self.opts.clone();
         let timeout = self.connect_timeout;
-        run_cold(async move {
+        run_cold(self.connect_timeout.saturating_add(self.timeout), async move {
             let mut c = connect(&opts, timeout)
                 .await
                 .map_err(|e| BindingError::Io(error_text(&e)))?;
@@ -226,6 +232,13 @@ impl MysqlSession {
 }
 
 impl Session for MysqlSession {
+    /// A request abandoned at its timeout leaves the protocol halfway: the
+    /// next call connects anew.
+    fn abandoned(&mut self) {
+        self.conn = None;
+        self.st = None;
+    }
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         if let Err(o) = self.ready().await {
             return o;

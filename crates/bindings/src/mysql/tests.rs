@@ -34,7 +34,7 @@ fn fresh_database() -> Result<String, BindingError> {
     let name = crate::testing::unique_name("conf");
     let base = server_url();
     let admin = Opts::from_url(&base).unwrap();
-    run_cold(async {
+    run_cold(std::time::Duration::from_secs(60), async {
         let mut c = connect(&admin, Duration::from_secs(10))
             .await
             .map_err(|e| BindingError::Io(e.to_string()))?;
@@ -146,7 +146,7 @@ fn server_variables_are_recorded_and_tls_with_the_test_ca_works() {
             ws.push(f).extend_from_slice(b"over tls");
         }
         assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
-        let mut c = s.conn.take().unwrap();
+        let mut c = s.get_mut().conn.take().unwrap();
         let cipher: Option<(String, String)> = c
             .query_first("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
             .await
@@ -171,7 +171,7 @@ fn a_failed_statement_says_what_the_server_said_with_its_error_number() {
         .unwrap();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
-        let c = s.conn.as_mut().unwrap();
+        let c = s.get_mut().conn.as_mut().unwrap();
         c.query_drop("DROP TABLE usertable").await.unwrap();
         let mut out = Record::with_fields(3);
         let o = s.read(b"user1", Fields::All, &mut out).await;

@@ -24,6 +24,7 @@ use yardstick_core::error::ServerError;
 /// URL options: the driver's (`connect_timeout`, `application_name`,
 /// `options`, `sslmode`) and yardstick's own.
 pub(crate) const OPTIONS: &[&str] = &[
+    "timeout",
     "connect_timeout",
     "application_name",
     "options",
@@ -36,7 +37,7 @@ pub(crate) const OPTIONS: &[&str] = &[
 ];
 
 /// The options the driver parses itself.
-const DRIVER_OPTIONS: &[&str] = &["connect_timeout", "application_name", "options", "sslmode"];
+const DRIVER_OPTIONS: &[&str] = &["application_name", "options", "sslmode"];
 
 /// How a batch of the load phase is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +94,10 @@ pub(crate) fn dialect(flavor: Flavor) -> Dialect {
 
 pub(crate) struct PostgresBinding {
     ep: Endpoint,
+    /// Each call's limit (the URL's `timeout`).
+    timeout: std::time::Duration,
+    /// The limit on a sizing call on a connection of its own.
+    side_limit: std::time::Duration,
     sql: Arc<Sql>,
     opts: OpenOptions,
     batch: BatchMode,
@@ -186,9 +191,7 @@ pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
             yardstick_core::result::redact_url(url)
         ))
     })?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(std::time::Duration::from_secs(10));
-    }
+    config.connect_timeout(target.connect_timeout()?);
     if config.get_password().is_none() {
         // no password in the URL or a variable: libpq's password file, as psql reads it
         let host = match config.get_hosts().first() {
@@ -316,7 +319,7 @@ impl Registered for PostgresBinding {
         }
         let dialect = dialect(flavor);
         let sql = Arc::new(Sql::new(&opts.schema.table, &opts.schema.fields, dialect));
-        let info = run_cold(async {
+        let info = run_cold(target.setup_limit()?, async {
             let client = connect(&ep).await?;
             prepare_table(&client, &ep.config, &sql, opts.create, flavor, sharding).await?;
             let version: String = client
@@ -363,6 +366,8 @@ impl Registered for PostgresBinding {
         })?;
         Ok(PostgresBinding {
             ep,
+            timeout: target.op_timeout()?,
+            side_limit: target.side_limit()?,
             sql,
             opts: opts.clone(),
             batch,

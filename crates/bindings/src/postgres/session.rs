@@ -1,6 +1,7 @@
 //! PostgreSQL sessions: prepared statements per connection, each operation
 //! as one statement (or COPY for batches), errors mapped to statuses by SQLSTATE.
 use super::*;
+use yardstick_core::bounded::Bounded;
 
 /// Statements prepared on one connection.
 struct Prepared {
@@ -58,9 +59,9 @@ async fn prepare(
 }
 
 impl Binding for PostgresBinding {
-    type Session = PostgresSession;
+    type Session = Bounded<PostgresSession>;
 
-    async fn session(&self) -> Result<PostgresSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let mut s = PostgresSession {
             live: None,
             ep: self.ep.clone(),
@@ -71,11 +72,15 @@ impl Binding for PostgresBinding {
             batch: self.batch,
         };
         s.connect().await?;
-        Ok(s)
+        Ok(Bounded::new(s, self.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.timeout)
     }
 
     fn disk_bytes(&self) -> Option<u64> {
@@ -83,7 +88,7 @@ impl Binding for PostgresBinding {
         if self.flavor != Flavor::Postgres {
             return None;
         }
-        run_cold(async {
+        run_cold(self.side_limit, async {
             let client = connect(&self.ep).await?;
             let row = client
                 .query_one(
@@ -353,6 +358,11 @@ fn copy_row(
 }
 
 impl Session for PostgresSession {
+    /// A request abandoned at its timeout: the next call connects anew.
+    fn abandoned(&mut self) {
+        self.live = None;
+    }
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         let key = match text(key) {
             Ok(k) => k,

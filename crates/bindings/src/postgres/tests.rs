@@ -24,7 +24,7 @@ fn open_fresh(opts: &OpenOptions) -> Result<PostgresBinding, BindingError> {
 fn open_fresh_with(opts: &OpenOptions, query: &str) -> Result<PostgresBinding, BindingError> {
     let name = crate::testing::unique_name("conf");
     let base = server_url();
-    run_cold(async {
+    run_cold(std::time::Duration::from_secs(60), async {
         let client = connect(&Endpoint {
             config: Config::from_str(&base).unwrap(),
             tls: None,
@@ -112,7 +112,7 @@ fn a_failed_statement_says_what_the_server_said_with_its_sqlstate() {
     let b = open_fresh(&opts(true)).unwrap();
     rt().block_on(async {
         let mut s = b.session().await.unwrap();
-        let live = s.live().await.unwrap();
+        let live = s.get_mut().live().await.unwrap();
         live.client
             .batch_execute("DROP TABLE usertable")
             .await

@@ -118,6 +118,7 @@ pub(crate) const SUPPORT: Support = Support {
             engine,
             isolation: crate::tpcc::locking(isolation),
             statements: PgConn::STATEMENTS,
+            timeout: Some(target.op_timeout().map_err(DbError::other)?),
         })
     }),
     default_isolation: Isolation::ReadCommitted,

@@ -154,6 +154,8 @@ struct Inner {
 pub(crate) struct RedisBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
+    /// Each call's limit (the URL's `timeout`), the driver's response timeout.
+    timeout: std::time::Duration,
 }
 
 fn open_error(server: &str, e: &RedisError) -> BindingError {
@@ -256,8 +258,8 @@ impl Registered for RedisBinding {
             })?,
         };
         let conn_config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(target.duration("connect_timeout", 10)?))
-            .set_response_timeout(Some(target.duration("timeout", 30)?));
+            .set_connection_timeout(Some(target.connect_timeout()?))
+            .set_response_timeout(Some(target.op_timeout()?));
         let tls = base.starts_with("rediss://");
         if !tls && (target.param("tls_ca").is_some() || target.param("tls_insecure").is_some()) {
             return Err(BindingError::Config(
@@ -282,8 +284,8 @@ impl Registered for RedisBinding {
         let server_client = match (&cluster_nodes, ca) {
             (Some(nodes), ca) => {
                 let mut b = redis::cluster::ClusterClient::builder(nodes.clone())
-                    .connection_timeout(target.duration("connect_timeout", 10)?)
-                    .response_timeout(target.duration("timeout", 30)?);
+                    .connection_timeout(target.connect_timeout()?)
+                    .response_timeout(target.op_timeout()?);
                 if let Some(pem) = ca {
                     b = b.certs(certs(pem));
                 }
@@ -328,7 +330,7 @@ impl Registered for RedisBinding {
                 cas: Script::new(CAS),
             },
         };
-        let settings = run_cold(async {
+        let settings = run_cold(target.setup_limit()?, async {
             let mut con = inner.connect().await.map_err(|e| open_error(&server, &e))?;
             let pong: String = redis::cmd("PING")
                 .query_async(&mut con)
@@ -397,6 +399,7 @@ impl Registered for RedisBinding {
         Ok(RedisBinding {
             inner: Arc::new(inner),
             info,
+            timeout: target.op_timeout()?,
         })
     }
 }

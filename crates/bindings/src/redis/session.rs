@@ -1,28 +1,34 @@
 //! Redis sessions: each operation as the commands (or Lua script) of the
 //! record model, their replies mapped to statuses.
 use super::*;
+use yardstick_core::bounded::Bounded;
 use yardstick_core::error::ServerError;
 
 impl Binding for RedisBinding {
-    type Session = RedisSession;
+    type Session = Bounded<RedisSession>;
 
-    async fn session(&self) -> Result<RedisSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let con = self
             .inner
             .session_connection()
             .await
             .map_err(|e| open_error(&self.inner.server, &e))?;
-        Ok(RedisSession {
+        let session = RedisSession {
             inner: self.inner.clone(),
             con: Some(con),
             key: Vec::new(),
             value: Vec::new(),
             batch_script_loaded: false,
-        })
+        };
+        Ok(Bounded::new(session, self.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.timeout)
     }
 }
 
@@ -275,6 +281,12 @@ fn copy_fields<'a>(
 }
 
 impl Session for RedisSession {
+    /// A call abandoned at its timeout may leave a reply on the way: the
+    /// next call connects anew.
+    fn abandoned(&mut self) {
+        self.con = None;
+    }
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         self.full_key(key);
         if let Err(o) = self.connected().await {

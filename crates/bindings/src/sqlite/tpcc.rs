@@ -65,6 +65,7 @@ pub(crate) const SUPPORT: Support = Support {
             engine,
             isolation: "serializable (BEGIN IMMEDIATE: one writing transaction at a time)".into(),
             statements: SqliteConn::STATEMENTS,
+            timeout: None,
         })
     }),
     default_isolation: Isolation::Serializable,

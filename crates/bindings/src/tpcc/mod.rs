@@ -117,6 +117,8 @@ pub enum ErrorKind {
     /// A serialization failure, deadlock or lock timeout: the transaction
     /// may succeed when retried.
     Retry,
+    /// No answer within the URL's timeout: the connection was dropped.
+    Timeout,
     Other,
 }
 

@@ -28,6 +28,9 @@ pub struct Opened {
     pub isolation: String,
     /// How the terminals send statements, for the result.
     pub statements: &'static str,
+    /// A transaction's time limit (the URL's `timeout`); `None` for an
+    /// engine in the process, which cannot stall.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The TPC-C support of the binding `url` names; the error lists the schemes

@@ -31,11 +31,16 @@ pub struct Terminals {
     pub retry_limit: u32,
     pub seed: u64,
     pub constants: Constants,
+    /// A transaction's time limit ([`super::Opened::timeout`]).
+    pub timeout: Option<Duration>,
 }
 
 /// One terminal: its connection, home warehouse and district, and generators.
 pub struct Terminal {
-    conn: Box<dyn Conn>,
+    /// `None` after a transaction was abandoned at its timeout: the next one
+    /// connects anew.
+    conn: Option<Box<dyn Conn>>,
+    index: u64,
     w_id: u32,
     d_id: u32,
     input: Random,
@@ -44,8 +49,37 @@ pub struct Terminal {
 }
 
 impl Terminals {
+    async fn connect(&self, t: u64) -> Result<Box<dyn Conn>, DbError> {
+        let opened = super::open(&self.url, false, self.isolation)
+            .await
+            .map_err(|e| DbError::other(format!("terminal {t} cannot connect: {e}")))?;
+        Ok(opened.conn)
+    }
+
+    /// A transaction within the time limit; past it the connection, in an
+    /// unknown state, is dropped.
+    async fn bounded(&self, t: &mut Terminal, kind: Txn) -> Result<Ended, DbError> {
+        let Some(limit) = self.timeout else {
+            return self.transaction(t, kind).await;
+        };
+        match tokio::time::timeout(limit, self.transaction(t, kind)).await {
+            Ok(r) => r,
+            Err(_) => {
+                t.conn = None;
+                Err(DbError {
+                    kind: ErrorKind::Timeout,
+                    message: format!("no answer within {limit:?} (the URL's timeout)"),
+                })
+            }
+        }
+    }
+
     async fn transaction(&self, t: &mut Terminal, kind: Txn) -> Result<Ended, DbError> {
-        let (c, w, r) = (&mut t.conn, t.w_id, &mut t.input);
+        let c = match t.conn.as_mut() {
+            Some(c) => c,
+            None => t.conn.insert(self.connect(t.index).await?),
+        };
+        let (w, r) = (t.w_id, &mut t.input);
         match kind {
             Txn::NewOrder => txn::new_order(c, &r.new_order(w, self.warehouses)).await,
             Txn::Payment => txn::payment(c, &r.payment(w, self.warehouses)).await,
@@ -63,12 +97,14 @@ impl Work for Terminals {
 
     async fn open(&self, slot: SlotId) -> Result<Terminal, BindingError> {
         let t = slot.index;
-        let opened = super::open(&self.url, false, self.isolation)
+        let conn = self
+            .connect(t)
             .await
-            .map_err(|e| BindingError::Unavailable(format!("terminal {t} cannot connect: {e}")))?;
+            .map_err(|e| BindingError::Unavailable(e.message))?;
         let w = u64::from(self.warehouses);
         Ok(Terminal {
-            conn: opened.conn,
+            conn: Some(conn),
+            index: t,
             w_id: (t % w) as u32 + 1,
             d_id: ((t / w) % u64::from(DISTRICTS)) as u32 + 1,
             input: Random::new(derive_seed(self.seed, &[0x7e, t]), self.constants),
@@ -91,7 +127,7 @@ impl Work for Terminals {
         let first = rec.stamp();
         let mut retries = 0u32;
         let (outcome, start, end) = loop {
-            let (res, start, end) = rec.timed(self.transaction(t, kind)).await;
+            let (res, start, end) = rec.timed(self.bounded(t, kind)).await;
             match res {
                 Err(e) if e.kind == ErrorKind::Retry && retries < self.retry_limit => {
                     retries += 1;
@@ -108,6 +144,7 @@ impl Work for Terminals {
             Ok(Ended::Committed) => Outcome::ok(0, 0),
             Ok(Ended::RolledBack) => Outcome::status(Status::RolledBack),
             Err(e) if e.kind == ErrorKind::Retry => Outcome::failed(Status::Conflict, e.message),
+            Err(e) if e.kind == ErrorKind::Timeout => Outcome::failed(Status::Timeout, e.message),
             Err(e) => Outcome::failed(Status::Error, e.message),
         };
         let ended = rec.record(kind.op(), &out, Origin::of(intended, first), start, end);
@@ -296,6 +333,7 @@ mod tests {
             measured_elapsed: Duration::from_secs(30),
             warmup_ops: 0,
             interrupted: false,
+            abandoned: 0,
             stop_cause: None,
             unstarted: 0,
             final_lag_ns: 0,

@@ -271,6 +271,7 @@ fn run_one(
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
     let out = opened.out;
+    spec.op_timeout = opened.op_timeout;
     let next_insert_keynum = opened.next_insert_keynum;
     let extra: Vec<String> = opened
         .retries
@@ -445,6 +446,7 @@ fn run_capped(
         measured_elapsed: killed.elapsed,
         warmup_ops: 0,
         interrupted: false,
+        abandoned: 0,
         stop_cause: None,
         unstarted: 0,
         final_lag_ns: 0,
@@ -483,6 +485,8 @@ struct Opened {
     disk_after: Option<u64>,
     /// The retry limit the binding chose (when the user set none).
     retries: Option<u32>,
+    /// The binding's limit on one call.
+    op_timeout: Option<std::time::Duration>,
     next_insert_keynum: u64,
     cleared: Option<result::Cleared>,
 }
@@ -523,13 +527,24 @@ impl WithBinding for Exec<'_> {
         }
         let state = Arc::new(SharedState::new(config));
         let work = run::Ycsb::new(binding.clone(), state.clone(), self.spec.phase);
-        let out = run::run(&work, self.spec, self.control, &mut |v| status.update(v))?;
+        let spec = RunSpec {
+            op_timeout: binding.op_timeout(),
+            ..self.spec.clone()
+        };
+        let out = run::run(&work, &spec, self.control, &mut |v| status.update(v))?;
+        // a database that stopped answering is not asked for its size
+        let disk_after = if out.stalled_at_end() {
+            None
+        } else {
+            binding.disk_bytes()
+        };
         Ok(Opened {
             out,
             engine,
             disk_before: before,
-            disk_after: binding.disk_bytes(),
+            disk_after,
             retries: chosen,
+            op_timeout: spec.op_timeout,
             cleared,
             next_insert_keynum: state.inserts.issued(),
         })

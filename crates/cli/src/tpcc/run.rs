@@ -95,12 +95,12 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
             "--target {t}: give a positive rate of transactions per second"
         )));
     }
-    let (state, engine, iso, statements) = block_on(async {
+    let (state, engine, iso, statements, timeout) = block_on(async {
         let mut o = open(&a.db, isolation).await?;
         let state = load::state(&mut o.conn)
             .await
             .map_err(db_err("cannot read the load state", &a.db))?;
-        Ok((state, o.engine, o.isolation, o.statements))
+        Ok((state, o.engine, o.isolation, o.statements, o.timeout))
     })?;
     if !state.schema {
         return Err(CliError::bad_input(
@@ -189,6 +189,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         retry_limit: a.retries,
         seed: a.seed,
         constants: run_k,
+        timeout,
     };
     let spec = RunSpec {
         phase: Phase::Run,
@@ -203,6 +204,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         status_interval: a.status_interval.max(Duration::from_millis(100)),
         expected_ops: None,
         max_errors: None,
+        op_timeout: timeout,
     };
     if !a.quiet {
         eprintln!(
@@ -247,7 +249,18 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
             "run interrupted by {cause}: this is a partial result"
         ));
     }
-    let checks = if a.no_check {
+    let stalled = out.stalled_at_end().then(|| {
+        format!(
+            "the database stopped answering at the end: transactions timed out{} after the measured time was up",
+            timeout.map_or(String::new(), |t| format!(" (timeout {t:?})"))
+        )
+    });
+    if let Some(s) = &stalled {
+        warnings.push(format!(
+            "{s}; the result is incomplete and the consistency checks were skipped"
+        ));
+    }
+    let checks = if a.no_check || stalled.is_some() {
         Vec::new()
     } else {
         block_on(async {
@@ -264,12 +277,13 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         ));
     }
     let mut r = frame.result(out.started_at, out.ended_at, elapsed);
-    r.complete = !out.interrupted;
+    r.complete = !out.interrupted && stalled.is_none();
     r.interrupted = out.interrupted;
     r.incomplete_reason = out
         .stop_cause
         .as_ref()
-        .map(|cause| format!("interrupted by {cause}"));
+        .map(|cause| format!("interrupted by {cause}"))
+        .or(stalled);
     r.tpmc = m.tpmc;
     r.tpm_total = m.tpm_total;
     r.transactions = m.transactions;
@@ -297,7 +311,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
     written?;
     Ok(if r.interrupted {
         control.exit_code()
-    } else if r.checks.iter().any(|c| !c.pass) || m.errors > 0 && total == 0 {
+    } else if !r.complete || r.checks.iter().any(|c| !c.pass) || m.errors > 0 && total == 0 {
         EXIT_FAILED
     } else {
         0

@@ -150,6 +150,27 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         ));
     }
     let stopped_by = out.stop_cause.as_deref().unwrap_or("a stop request");
+    // the database stopped answering at the end: the last interval is not a measurement
+    let limit = spec
+        .op_timeout
+        .map_or(String::new(), |t| format!(" (timeout {t:?})"));
+    let stalled_end = if out.abandoned > 0 {
+        Some(format!(
+            "the database stopped answering at the end: {} calls were still waiting{limit} a second after the time was up and were abandoned, uncounted",
+            out.abandoned
+        ))
+    } else if total.timeouts_after_end > 0 {
+        Some(format!(
+            "the database stopped answering at the end: {} operations timed out{limit} after the measured time was up",
+            total.timeouts_after_end
+        ))
+    } else {
+        None
+    };
+    if let Some(s) = &stalled_end {
+        warnings.push(format!("{s}; the result is incomplete"));
+    }
+    let stalled = stalled_end.clone();
     if out.interrupted {
         warnings.push(format!(
             "run interrupted by {stopped_by}: this is a partial result"
@@ -227,7 +248,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         started_at: time::rfc3339(out.started_at),
         ended_at: time::rfc3339(out.ended_at),
         elapsed_s: elapsed,
-        complete: !out.interrupted && !out.stopped_by_errors,
+        complete: !out.interrupted && !out.stopped_by_errors && stalled_end.is_none(),
         interrupted: out.interrupted,
         incomplete_reason: if out.interrupted {
             Some(format!("interrupted by {stopped_by}"))
@@ -237,7 +258,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
                 spec.max_errors.unwrap_or(0)
             ))
         } else {
-            None
+            stalled
         },
         totals: Totals {
             operations: counted,
@@ -330,6 +351,7 @@ mod tests {
             measured_elapsed: Duration::from_secs(2),
             warmup_ops: 0,
             interrupted: false,
+            abandoned: 0,
             stop_cause: None,
             unstarted: 0,
             final_lag_ns: 0,

@@ -31,8 +31,10 @@ use std::time::{Duration, Instant};
 
 /// Runs a cold-path future (a binding's opening and sizing calls) to its end
 /// on a thread and runtime of its own, so it works both from plain code and
-/// from inside another runtime.
+/// from inside another runtime. A database that stops answering cannot hold
+/// the process: past `limit` the future is dropped and the call fails.
 pub fn run_cold<T: Send>(
+    limit: Duration,
     fut: impl std::future::Future<Output = Result<T, BindingError>> + Send,
 ) -> Result<T, BindingError> {
     std::thread::scope(|scope| {
@@ -42,7 +44,12 @@ pub fn run_cold<T: Send>(
                     .enable_all()
                     .build()
                     .map_err(|e| BindingError::Io(format!("cannot start a runtime: {e}")))?
-                    .block_on(fut)
+                    .block_on(async { tokio::time::timeout(limit, fut).await })
+                    .unwrap_or_else(|_| {
+                        Err(BindingError::Unavailable(format!(
+                            "the database did not answer within {limit:?}: check that it runs, or raise the URL's timeout"
+                        )))
+                    })
             })
             .join()
             .unwrap_or_else(|_| Err(BindingError::Io("the connection thread failed".into())))

@@ -20,6 +20,8 @@ pub(crate) enum Report {
         unstarted: u64,
         /// How far behind schedule the worker's slots were when they stopped.
         final_lag_ns: u64,
+        /// Slots still waiting for the database when the run gave up on them.
+        abandoned: u64,
     },
 }
 
@@ -91,6 +93,8 @@ pub(crate) struct WorkerState {
     /// stamps, so they never depend on how the stamps map to wall time.
     clock: quanta::Clock,
     budget: Arc<ErrorBudget>,
+    /// When the measured time is up (`--duration`).
+    deadline: Option<Instant>,
     /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
     /// re-taken every interval so calibration drift cannot accumulate.
     anchor: (Instant, u64),
@@ -104,9 +108,11 @@ impl WorkerState {
         tx: mpsc::Sender<Report>,
         clock: quanta::Clock,
         budget: Arc<ErrorBudget>,
+        deadline: Option<Instant>,
     ) -> Self {
         let first = intervals.index_of(t0);
         WorkerState {
+            deadline,
             rec: Recorder::new(),
             index: first,
             boundary: intervals.start_of(first + 1),
@@ -176,9 +182,17 @@ impl WorkerState {
             self.rec.record_error_message(kind, out.status, d);
         }
         if out.status.is_error() {
-            self.budget.spend();
+            self.error(out.status, end);
         }
         end
+    }
+
+    #[cold]
+    fn error(&mut self, status: Status, end: Instant) {
+        self.budget.spend();
+        if status == Status::Timeout && self.deadline.is_some_and(|d| end >= d) {
+            self.rec.timeouts_after_end += 1;
+        }
     }
 }
 

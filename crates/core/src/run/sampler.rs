@@ -66,6 +66,8 @@ pub struct RunOutput {
     pub measured_elapsed: Duration,
     pub warmup_ops: u64,
     pub interrupted: bool,
+    /// Calls still waiting for the database when the run gave up on them.
+    pub abandoned: u64,
     /// What interrupted it ("SIGTERM", ...).
     pub stop_cause: Option<String>,
     pub unstarted: u64,
@@ -80,6 +82,12 @@ pub struct RunOutput {
 }
 
 impl RunOutput {
+    /// The database stopped answering at the end: calls timed out after the
+    /// measured time, or were abandoned.
+    pub fn stalled_at_end(&self) -> bool {
+        self.abandoned > 0 || self.total.timeouts_after_end > 0
+    }
+
     pub fn ops_per_sec(&self) -> f64 {
         let s = self.measured_elapsed.as_secs_f64();
         if s > 0.0 {
@@ -152,6 +160,7 @@ pub(crate) fn sample(
     let mut series = Vec::new();
     let mut warmup_ops = 0;
     let (mut done, mut unstarted, mut final_lag_ns, mut late_reports) = (0, 0, 0, 0);
+    let mut abandoned = 0;
     let mut cpu_mark = process_cpu_time();
     let mut cpu_at_start = (spec.warmup.is_zero()).then_some(cpu_mark);
 
@@ -225,8 +234,10 @@ pub(crate) fn sample(
             Ok(Report::Done {
                 unstarted: u,
                 final_lag_ns: l,
+                abandoned: a,
             }) => {
                 done += 1;
+                abandoned += a;
                 unstarted += u;
                 final_lag_ns = final_lag_ns.max(l);
                 if done == spec.threads {
@@ -285,6 +296,7 @@ pub(crate) fn sample(
         measured_elapsed: end.saturating_duration_since(iv.measure_start),
         warmup_ops,
         interrupted: stop.load(Ordering::SeqCst),
+        abandoned,
         stop_cause: None,
         unstarted,
         final_lag_ns,

@@ -26,6 +26,10 @@ pub struct RunSpec {
     pub expected_ops: Option<u64>,
     /// Stop the run once more operations than this failed with an error status.
     pub max_errors: Option<u64>,
+    /// The binding's limit on one call: after the measured time, calls still
+    /// waiting this long (and a second) are abandoned, so a stalled database
+    /// cannot hold the run. `None`: wait for every call.
+    pub op_timeout: Option<Duration>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -74,6 +78,7 @@ impl RunSpec {
             instance: (0, 1),
             status_interval: c.status_interval,
             max_errors: None,
+            op_timeout: None,
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

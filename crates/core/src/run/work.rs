@@ -112,6 +112,7 @@ mod tests {
             status_interval: Duration::from_millis(100),
             expected_ops: None,
             max_errors: None,
+            op_timeout: None,
         }
     }
 

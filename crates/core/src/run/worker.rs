@@ -11,7 +11,7 @@ use crate::rng::derive_seed;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(crate) struct WorkerContext {
     pub worker: usize,
@@ -143,28 +143,57 @@ pub(crate) fn run_worker<W: Work>(
         length: ctx.spec.status_interval,
     };
     let clock = quanta::Clock::new();
+    let deadline = ctx.spec.duration.map(|d| intervals.measure_start + d);
     let state = RefCell::new(WorkerState::new(
         intervals,
         t0,
         ctx.tx.clone(),
         clock.clone(),
         ctx.budget.clone(),
+        deadline,
     ));
     let alone = slots.len() == 1;
     let rec = Recording {
         state: &state,
         stop: &ctx.stop,
         clock: &clock,
-        deadline: ctx.spec.duration.map(|d| intervals.measure_start + d),
+        deadline,
     };
-    let loops = slots
-        .into_iter()
-        .map(|(id, s)| slot_loop(work, s, id, &ctx, &rec, t0, alone));
-    let ends = rt.block_on(futures_util::future::join_all(loops));
+    let running = std::cell::Cell::new(slots.len() as u64);
+    let loops = slots.into_iter().map(|(id, s)| {
+        let (rec, ctx, running) = (&rec, &ctx, &running);
+        async move {
+            let end = slot_loop(work, s, id, ctx, rec, t0, alone).await;
+            running.set(running.get() - 1);
+            end
+        }
+    });
+    // A call the database never answers (and the binding's own timeout
+    // missed) cannot hold the run: once the time is up, its calls get the
+    // binding's timeout and 0.9 s more before they are abandoned, so the
+    // run, its teardown included, ends within the timeout and a second.
+    let give_up = deadline
+        .zip(ctx.spec.op_timeout)
+        .and_then(|(d, t)| d.checked_add(t.saturating_add(Duration::from_millis(900))));
+    let (ends, abandoned) = rt.block_on(async {
+        let all = futures_util::future::join_all(loops);
+        match give_up {
+            None => (all.await, 0),
+            Some(at) => {
+                let all = std::pin::pin!(all);
+                let late = std::pin::pin!(tokio::time::sleep_until(at.into()));
+                match futures_util::future::select(all, late).await {
+                    futures_util::future::Either::Left((ends, _)) => (ends, 0),
+                    futures_util::future::Either::Right(_) => (Vec::new(), running.get()),
+                }
+            }
+        }
+    });
     state.borrow_mut().send();
     let _ = ctx.tx.send(Report::Done {
         unstarted: ends.iter().map(|e| e.unstarted).sum(),
         final_lag_ns: ends.iter().map(|e| e.lag_ns).max().unwrap_or(0),
+        abandoned,
     });
 }
 

@@ -110,6 +110,9 @@ pub struct Recorder {
     /// Open loop: how late operations started relative to their intended time.
     pub lag: Option<Histogram<u64>>,
     pub late: u64,
+    /// Operations that timed out after the run's measured time was up: the
+    /// database stopped answering at the end.
+    pub timeouts_after_end: u64,
     /// Distinct error messages with how often each was seen (the first
     /// `ERROR_SAMPLES` distinct ones).
     pub error_samples: Vec<(OpKind, Status, String, u64)>,
@@ -209,6 +212,7 @@ impl Recorder {
             }
         }
         self.late += other.late;
+        self.timeouts_after_end += other.timeouts_after_end;
         for (kind, status, message, n) in &other.error_samples {
             self.add_error_sample(*kind, *status, message, *n);
         }
@@ -223,6 +227,7 @@ impl Recorder {
             l.reset();
         }
         self.late = 0;
+        self.timeouts_after_end = 0;
         self.error_samples.clear();
     }
 

@@ -69,6 +69,7 @@ pub(crate) const SUPPORT: Support = Support {
             engine,
             isolation: crate::tpcc::locking(isolation),
             statements: MysqlConn::STATEMENTS,
+            timeout: Some(target.op_timeout().map_err(DbError::other)?),
         })
     }),
     default_isolation: Isolation::RepeatableRead,

@@ -10,6 +10,7 @@
 //! come from the URL (the driver's own options) and are recorded.
 use yardstick_core::run::run_cold;
 use crate::url::Target;
+use yardstick_core::bounded::Bounded;
 use futures_util::TryStreamExt;
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, Document};
 use mongodb::error::{ErrorKind, WriteFailure};
@@ -26,7 +27,8 @@ const DUPLICATE_KEY: i32 = 11000;
 
 /// yardstick adds no options of its own: every query option is the driver's
 /// (w, journal, readPreference, readConcernLevel, maxPoolSize, tls, authSource, ...).
-pub(crate) const OPTIONS: &[&str] = &[];
+/// yardstick's own URL options; the driver reads every other one.
+pub(crate) const OPTIONS: &[&str] = &["timeout", "connect_timeout"];
 
 struct Inner {
     options: ClientOptions,
@@ -43,6 +45,37 @@ struct Inner {
 pub(crate) struct MongoBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
+    /// Each call's limit (the URL's `timeout`).
+    timeout: std::time::Duration,
+}
+
+/// The URL without yardstick's own options, for the driver.
+fn driver_url(target: &Target) -> String {
+    let (base, query) = target.url.split_once('?').unwrap_or((&target.url, ""));
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| !p.is_empty() && !OPTIONS.contains(&p.split('=').next().unwrap_or("")))
+        .collect();
+    if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    }
+}
+
+/// Refuses at once a server that refuses connections: the driver would
+/// keep selecting a server until its timeout.
+async fn reachable(o: &ClientOptions, within: std::time::Duration) -> Result<(), String> {
+    let mut last = String::new();
+    for h in &o.hosts {
+        let addr = h.to_string();
+        match tokio::time::timeout(within, tokio::net::TcpStream::connect(&addr)).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => last = format!("{addr}: {e}"),
+            Err(_) => last = format!("{addr}: no answer within {within:?}"),
+        }
+    }
+    Err(last)
 }
 
 fn describe(o: &ClientOptions) -> String {
@@ -81,10 +114,12 @@ impl Registered for MongoBinding {
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         let target = &target.with_password(&[], false);
-        let url = target.url.as_str();
+        let timeout = target.op_timeout()?;
+        let connect_timeout = target.connect_timeout()?;
+        let driver_url = driver_url(target);
+        let url = driver_url.as_str();
         crate::net::use_ring_for_tls();
-        let _ = target;
-        let parsed = run_cold(async {
+        let parsed = run_cold(target.setup_limit()?, async {
             ClientOptions::parse(url).await.map_err(|e| {
                 BindingError::Config(format!(
                     "{} is not a MongoDB URL ({e}); use mongodb://[user:password@]host:port/database",
@@ -99,7 +134,10 @@ impl Registered for MongoBinding {
             )
         })?;
         if options.server_selection_timeout.is_none() {
-            options.server_selection_timeout = Some(std::time::Duration::from_secs(10));
+            options.server_selection_timeout = Some(connect_timeout);
+        }
+        if options.connect_timeout.is_none() {
+            options.connect_timeout = Some(connect_timeout);
         }
         if options.app_name.is_none() {
             options.app_name = Some("yardstick".into());
@@ -118,7 +156,12 @@ impl Registered for MongoBinding {
             update_mode: opts.update_mode,
             clients: Mutex::new(Vec::new()),
         };
-        let (build, collections) = run_cold(async {
+        let (build, collections) = run_cold(target.setup_limit()?, async {
+            reachable(&inner.options, connect_timeout).await.map_err(|e| {
+                BindingError::Unavailable(format!(
+                    "cannot connect to MongoDB at {server}: {e}; check that the server runs and the URL is right"
+                ))
+            })?;
             let client =
                 Client::with_options(inner.options.clone()).map_err(|e| open_error(&server, &e))?;
             let db = client.database(&inner.database);
@@ -179,14 +222,15 @@ impl Registered for MongoBinding {
         Ok(MongoBinding {
             inner: Arc::new(inner),
             info,
+            timeout,
         })
     }
 }
 
 impl Binding for MongoBinding {
-    type Session = MongoSession;
+    type Session = Bounded<MongoSession>;
 
-    async fn session(&self) -> Result<MongoSession, BindingError> {
+    async fn session(&self) -> Result<Self::Session, BindingError> {
         let me = std::thread::current().id();
         let mut clients = self.inner.clients.lock().unwrap_or_else(|p| p.into_inner());
         let client = match clients.iter().find(|(t, _)| *t == me) {
@@ -199,16 +243,21 @@ impl Binding for MongoBinding {
             }
         };
         drop(clients);
-        Ok(MongoSession {
+        let session = MongoSession {
             coll: client
                 .database(&self.inner.database)
                 .collection::<Document>(&self.inner.table),
             inner: self.inner.clone(),
-        })
+        };
+        Ok(Bounded::new(session, self.timeout))
     }
 
     fn info(&self) -> EngineInfo {
         self.info.clone()
+    }
+
+    fn op_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.timeout)
     }
 }
 
@@ -474,94 +523,4 @@ impl Session for MongoSession {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn server_url() -> String {
-        std::env::var("YARDSTICK_MONGODB_URL")
-            .unwrap_or_else(|_| "mongodb://127.0.0.1:57017/ycsb".into())
-    }
-
-    fn available() -> bool {
-        crate::testing::server_available(
-            "MongoDB protocol server (FerretDB)",
-            &server_url(),
-            "scripts/services start ferretdb",
-        )
-    }
-
-    fn open_url(url: &str, opts: &OpenOptions) -> Result<MongoBinding, BindingError> {
-        MongoBinding::open(&Target::parse(url)?, opts)
-    }
-
-    /// A database per check: checks share the server but no documents.
-    fn open_fresh(opts: &OpenOptions) -> Result<MongoBinding, BindingError> {
-        let base = server_url();
-        let url = format!(
-            "{}/{}",
-            base.rsplit_once('/').unwrap().0,
-            crate::testing::unique_name("conf")
-        );
-        open_url(&url, opts)
-    }
-
-    yardstick_core::conformance_suite!(open_fresh, available);
-
-    fn opts(create: bool) -> OpenOptions {
-        OpenOptions {
-            schema: Schema {
-                table: "usertable".into(),
-                fields: vec!["field0".into()],
-            },
-            insert_mode: InsertMode::Insert,
-            update_mode: UpdateMode::Update,
-            create,
-            sessions: 1,
-            data_integrity: false,
-            scans: true,
-        }
-    }
-
-    #[test]
-    fn write_concern_and_server_are_recorded_and_bad_urls_are_one_clear_line() {
-        let e = open_url("mongodb://127.0.0.1:1", &opts(true))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("names no database"), "{e}");
-        let e = open_url(
-            "mongodb://u:secretpw@127.0.0.1:1/db?serverSelectionTimeoutMS=500",
-            &opts(true),
-        )
-        .err()
-        .unwrap()
-        .to_string();
-        assert!(
-            e.contains("cannot connect to MongoDB at 127.0.0.1:1") && !e.contains("secretpw"),
-            "{e}"
-        );
-        if !available() {
-            return;
-        }
-        let base = server_url();
-        let url = format!(
-            "{}/{}?w=1&journal=true",
-            base.rsplit_once('/').unwrap().0,
-            crate::testing::unique_name("wc")
-        );
-        let info = open_url(&url, &opts(true)).unwrap().info();
-        assert_eq!(info.name, "ferretdb");
-        assert!(
-            info.settings["write_concern"].contains("Nodes(1)"),
-            "{info:?}"
-        );
-        assert!(info.settings.contains_key("ferretdb_version"));
-        let never = format!(
-            "{}/never_loaded_{}",
-            base.rsplit_once('/').unwrap().0,
-            std::process::id()
-        );
-        let e = open_url(&never, &opts(false)).err().unwrap().to_string();
-        assert!(e.contains("collection usertable does not exist"), "{e}");
-    }
-}
+mod tests;
