@@ -116,7 +116,7 @@ fn a_node_stalled_at_the_end_then_killed_mid_run_gives_counted_errors_and_result
     let work = tempfile::tempdir().unwrap();
     // first stopped (SIGSTOP) at the end of a run and continued: one node
     // start for both faults
-    let u = format!("cql://127.0.0.1:{}/stalltest?timeout=1s", ports[0]);
+    let u = format!("cql://127.0.0.1:{}/stalltest?timeout=2s", ports[0]);
     run_through_a_sigstop(work.path(), &u, node.pid());
     let u = format!("cql://127.0.0.1:{}/killtest", ports[0]);
     let (r, v) = run_through_a_kill(work.path(), &u, &mut || node.kill(), &[]);

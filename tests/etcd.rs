@@ -311,7 +311,7 @@ fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
     let Some(mut server) = spawn_server("etcd", &args, ports[0]) else {
         return;
     };
-    let u = format!("etcd://127.0.0.1:{}?timeout=1s", ports[0]);
+    let u = format!("etcd://127.0.0.1:{}?timeout=2s", ports[0]);
     run_through_a_sigstop(dir.path(), &u, server.id());
     let _ = server.kill();
     let _ = server.wait();

@@ -160,7 +160,7 @@ fn a_gateway_stalled_at_the_end_then_killed_mid_run_gives_counted_errors_and_res
     );
     // first stopped (SIGSTOP) at the end of a run and continued
     let stalled = format!(
-        "hbase://127.0.0.1:{port}/stall_{}?{info}&timeout=1s",
+        "hbase://127.0.0.1:{port}/stall_{}?{info}&timeout=2s",
         std::process::id()
     );
     run_through_a_sigstop(work.path(), &stalled, gateway.pid());

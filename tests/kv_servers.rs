@@ -137,7 +137,7 @@ mod redis {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
-        let u = format!("redis://127.0.0.1:{port}?timeout=1s");
+        let u = format!("redis://127.0.0.1:{port}?timeout=2s");
         run_through_a_sigstop(dir.path(), &u, server.id());
         stop(&mut server);
     }
@@ -209,7 +209,7 @@ mod memcached {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
-        let u = format!("memcached://127.0.0.1:{port}?timeout=1s");
+        let u = format!("memcached://127.0.0.1:{port}?timeout=2s");
         run_through_a_sigstop(dir.path(), &u, server.id());
         stop(&mut server);
     }

@@ -154,7 +154,7 @@ fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (mut server, port) = private_ferretdb(dir.path());
-    let u = format!("mongodb://127.0.0.1:{port}/stall?timeout=1s");
+    let u = format!("mongodb://127.0.0.1:{port}/stall?timeout=2s");
     run_through_a_sigstop(dir.path(), &u, server.id());
     server.kill().unwrap();
     server.wait().unwrap();

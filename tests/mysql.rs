@@ -96,7 +96,7 @@ fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
         return;
     };
     let work = tempfile::tempdir().unwrap();
-    let u = format!("mysql://root@127.0.0.1:{port}/mysql?timeout=1s");
+    let u = format!("mysql://root@127.0.0.1:{port}/mysql?timeout=2s");
     run_through_a_sigstop(work.path(), &u, server.id());
     server.kill().unwrap();
     server.wait().unwrap();

@@ -83,7 +83,7 @@ fn an_index_without_a_schema_version_is_read_as_version_one_and_a_newer_one_is_r
     newer["schema_version"] = 2.into();
     let e = read(&newer).unwrap_err().to_string();
     assert!(
-        e.contains("schema version Some(2)") && e.contains("use the yardstick that wrote it"),
+        e.contains("schema version 2, but") && e.contains("use the yardstick that wrote it"),
         "{e}"
     );
     // and `report` says so in one line

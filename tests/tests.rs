@@ -5,7 +5,7 @@
 //! module shares.
 mod common;
 
-mod bad_urls;
+mod bad_input;
 mod cli_errors;
 mod cli_measurement;
 mod cli_run;

@@ -57,3 +57,36 @@ pub fn open<V: WithBinding>(
 ) -> Result<V::Output, BindingError> {
     dispatch(&Target::parse(url)?, opts, visitor)
 }
+
+/// Checks `url` without opening anything: a scheme this binary drives, and
+/// only options its binding accepts, the shared ones (timeouts,
+/// `tls_insecure`) well formed. Suites and matrices check every phase's URL
+/// this way before any work; the binding's own values are checked when it
+/// opens.
+pub fn check_url(url: &str) -> Result<(), BindingError> {
+    let target = Target::parse(url)?;
+    let d = registry::find(&target.scheme)?;
+    target.allow_only(d.options)
+}
+
+#[cfg(test)]
+mod check_tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_checked_without_opening_it() {
+        assert!(check_url("postgres://u:p@127.0.0.1:1/db?timeout=2s").is_ok());
+        assert!(check_url("mongodb://127.0.0.1:1/db?w=majority&readPreference=primary").is_ok());
+        let e = |u: &str| check_url(u).unwrap_err().to_string();
+        assert!(
+            e("oracle://x").contains("unknown database scheme"),
+            "{}",
+            e("oracle://x")
+        );
+        assert!(e("redis://127.0.0.1?colour=red").contains("unknown option 'colour'"));
+        assert!(e("mongodb://h/db?colour=red").contains("unknown option 'colour'"));
+        assert!(e("etcd://h?timeout=0s").contains("a time limit of zero"));
+        assert!(e("mysql://h/db?tls_insecure=maybe").contains("is not true or false"));
+        assert!(e("null://?timeout=1s&timeout=2s").contains("given twice"));
+    }
+}

@@ -27,7 +27,14 @@ impl Target {
         let mut params = BTreeMap::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            params.insert(k.to_ascii_lowercase(), v.to_string());
+            if params
+                .insert(k.to_ascii_lowercase(), v.to_string())
+                .is_some()
+            {
+                return Err(BindingError::Config(format!(
+                    "option '{k}' is given twice in the URL: keep one"
+                )));
+            }
         }
         Ok(Target {
             url: url.to_string(),
@@ -52,7 +59,28 @@ impl Target {
                 )));
             }
         }
+        // the options every network binding shares are checked here, before
+        // a binding reads (or a driver silently ignores) them
+        if accepted.contains(&"tls_insecure") {
+            self.flag("tls_insecure")?;
+        }
+        if accepted.contains(&"timeout") {
+            self.op_timeout()?;
+            self.connect_timeout()?;
+        }
         Ok(())
+    }
+
+    /// Option `name` as `true` or `false`; `None` when absent.
+    pub(crate) fn flag(&self, name: &str) -> Result<Option<bool>, BindingError> {
+        match self.param(name) {
+            None => Ok(None),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
+            Some(v) => Err(BindingError::Config(format!(
+                "URL option {name}={v} is not true or false"
+            ))),
+        }
     }
 
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
@@ -179,6 +207,29 @@ impl Target {
     }
 }
 
+/// `host[:port]` with `default_port` when it names none; a port that is
+/// not one (0, above 65535, not a number) is refused, naming `scheme`.
+pub(crate) fn host_port(
+    text: &str,
+    default_port: u16,
+    scheme: &str,
+) -> Result<String, BindingError> {
+    // an IPv6 address is bracketed: [::1] or [::1]:9042
+    let port_at = match text.rfind(']') {
+        Some(end) => text[end..].find(':').map(|i| end + i),
+        None => text.rfind(':'),
+    };
+    let Some(at) = port_at else {
+        return Ok(format!("{text}:{default_port}"));
+    };
+    match text[at + 1..].parse::<u16>() {
+        Ok(p) if p > 0 && at > 0 => Ok(text.to_string()),
+        _ => Err(BindingError::Config(format!(
+            "{text} in the {scheme} URL is not host:port: give a port from 1 to 65535, as in 127.0.0.1:{default_port}"
+        ))),
+    }
+}
+
 /// The network bindings' limit on one call (URL option `timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The network bindings' limit on opening a connection (`connect_timeout`).
@@ -201,9 +252,11 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
         "k" | "kb" | "kib" => 1024.0,
         "m" | "mb" | "mib" => 1024.0 * 1024.0,
         "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
         _ => return None,
     };
-    Some((v * mult) as u64)
+    // beyond 16 EiB saturates: the callers' own bounds refuse it by name
+    Some(v * mult).filter(|b| b.is_finite()).map(|b| b as u64)
 }
 
 #[cfg(test)]

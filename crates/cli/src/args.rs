@@ -160,12 +160,29 @@ pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
             "'{s}' is too small to run a benchmark process in: give at least 16MiB"
         ));
     }
+    if let Some(total) = yardstick_core::result::env::memory_bytes().filter(|t| v > *t) {
+        return Err(format!(
+            "'{s}' is more than this machine's memory ({:.1} GiB), so it caps nothing: give at most {}MiB",
+            total as f64 / (1u64 << 30) as f64,
+            total >> 20
+        ));
+    }
     Ok(v)
 }
 
 /// A duration flag: `30s`, `5m`, `1.5h`, `250ms` ([`yardstick_core::units`]).
+/// At most [`yardstick_core::units::MAX_RUN_TIME`].
 pub(crate) fn parse_duration_arg(s: &str) -> Result<Duration, String> {
-    yardstick_core::units::parse_duration(s).map_err(|e| e.to_string())
+    let d = yardstick_core::units::parse_duration(s).map_err(|e| e.to_string())?;
+    let max = yardstick_core::units::MAX_RUN_TIME;
+    if d > max {
+        return Err(format!(
+            "'{s}' is longer than {} days: give at most {}d, or split a longer soak into runs",
+            max.as_secs() / 86_400,
+            max.as_secs() / 86_400
+        ));
+    }
+    Ok(d)
 }
 
 #[cfg(test)]

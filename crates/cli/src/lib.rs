@@ -6,6 +6,7 @@
 //! 130 interrupted by Ctrl-C (the partial result was written).
 mod args;
 mod compare;
+mod errline;
 mod list;
 mod matrix;
 mod memlimit;
@@ -174,7 +175,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             return 0;
         }
         Err(e) => {
-            let line = clap_error_line(&e, &args);
+            let line = errline::clap_error_line(&e, &args);
             eprintln!(
                 "yardstick: error: {}",
                 yardstick_core::result::redact::redact(&line)
@@ -217,7 +218,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
         Err(e) => {
             // whatever produced it, no secret leaves in an error
             let message = yardstick_core::result::redact::redact(&e.message);
-            eprintln!("yardstick: error: {}", error_line(&message));
+            eprintln!("yardstick: error: {}", errline::error_line(&message));
             e.code
         }
     }
@@ -289,44 +290,31 @@ pub(crate) fn env<'a>(
 ) -> Result<yardstick_orchestrate::Env<'a>, CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failed(format!("cannot find the yardstick executable: {e}")))?;
-    Ok(yardstick_orchestrate::Env { exe, control, say })
+    Ok(yardstick_orchestrate::Env {
+        exe,
+        control,
+        say,
+        check: &check_phase,
+    })
 }
 
-/// An error message as one line of sane length: a server can answer with a
-/// megabyte of text over many lines.
-fn error_line(message: &str) -> String {
-    const MAX: usize = 500;
-    let one: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= MAX {
-        return one;
-    }
-    let cut: String = one.chars().take(MAX).collect();
-    format!("{cut}... ({} more characters)", one.chars().count() - MAX)
-}
-
-/// A command-line error of clap's in one line: its first paragraph and its
-/// tips, and where the accepted arguments are listed.
-fn clap_error_line(e: &clap::Error, args: &[OsString]) -> String {
-    let text = e.to_string();
-    let mut parts: Vec<String> = Vec::new();
-    for (i, para) in text.split("\n\n").enumerate() {
-        let para = para.trim();
-        if i == 0 || para.starts_with("tip:") {
-            let joined: Vec<&str> = para.lines().map(str::trim).collect();
-            parts.push(joined.join(" "));
-        }
-    }
-    let line = parts.join("; ");
-    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
-    // the subcommand, for the help that lists its arguments
-    let sub = args
-        .get(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .filter(|a| !a.starts_with('-') && list::command().find_subcommand(a).is_some());
-    match sub {
-        Some(sub) => format!("{line}; see yardstick {sub} --help"),
-        None => format!("{line}; see yardstick --help"),
-    }
+/// The check of a suite's or matrix's phase: `args` parsed as the command
+/// line of `yardstick load|run` and checked as that phase would.
+fn check_phase(args: &[String]) -> Result<(), String> {
+    let line = std::iter::once("yardstick".to_string()).chain(args.iter().cloned());
+    let cli = list::command()
+        .try_get_matches_from(line)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+        .map_err(|e| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            errline::clap_error_line(&e, &args)
+        })?;
+    let checked = match &cli.command {
+        Command::Load(a) => phase::check(a, yardstick_core::workload::Phase::Load),
+        Command::Run(a) => phase::check(a, yardstick_core::workload::Phase::Run),
+        _ => return Err("a planned phase is neither load nor run".into()),
+    };
+    checked.map_err(|e| e.message)
 }
 
 /// The process's control: SIGINT, SIGTERM and SIGHUP ask the run to stop
@@ -338,24 +326,6 @@ pub(crate) fn control() -> Result<Control, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clap_errors_are_one_line_with_the_help_to_read() {
-        let err = |args: &[&str]| {
-            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-            let e = list::command().try_get_matches_from(&args).unwrap_err();
-            clap_error_line(&e, &args)
-        };
-        let e = err(&["yardstick", "run", "--threads", "lots"]);
-        assert!(!e.contains('\n'), "{e}");
-        assert!(e.starts_with("invalid value 'lots' for '--threads"), "{e}");
-        assert!(e.ends_with("see yardstick run --help"), "{e}");
-        let e = err(&["yardstick", "tpcc", "run", "--db", "sqlite://x"]);
-        assert!(e.contains("--warehouses"), "{e}");
-        let e = err(&["yardstick", "rnu"]);
-        assert!(e.contains("unrecognized subcommand 'rnu'"), "{e}");
-        assert!(e.ends_with("see yardstick --help"), "{e}");
-    }
 
     #[test]
     fn a_cli_error_displays_its_message_and_is_an_error() {

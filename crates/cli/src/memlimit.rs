@@ -112,7 +112,7 @@ pub(crate) enum CgroupError {
         limit: u64,
         source: std::io::Error,
     },
-    #[error("{file} of {} did not take the limit {limit} (it reads {applied})", dir.display())]
+    #[error("the kernel did not take the memory limit of {} bytes (its cgroup file {file} in {} reads {applied}): give a smaller --memory-limit", limit, dir.display())]
     NotTaken {
         file: &'static str,
         dir: PathBuf,

@@ -54,14 +54,7 @@ fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
                 .push(yardstick_report::tpcc::TpccEntry { file: name, result });
         }
         _ => {
-            let r = yardstick_core::result::read::versioned(
-                path,
-                v,
-                "result",
-                yardstick_core::result::SCHEMA_VERSION,
-                None,
-            )
-            .map_err(bad)?;
+            let r = yardstick_core::result::read::from_value(path, v).map_err(bad)?;
             inputs.entries.push(Entry::from_result(name, r));
         }
     }

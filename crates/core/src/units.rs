@@ -12,13 +12,17 @@ pub enum DurationError {
     NoUnit(String),
     #[error("'{0}' is not a duration: write for example 30s, 250ms, 5m or 1.5h")]
     NotADuration(String),
-    #[error("'{0}' has an unknown unit: use ns, us, ms, s, m or h")]
+    #[error("'{0}' has an unknown unit: use ns, us, ms, s, m, h or d")]
     UnknownUnit(String),
     #[error("'{0}' is too long to be a duration")]
     TooLong(String),
 }
 
-/// `500ns`, `200us` (or `µs`), `1.5ms`, `30s`, `5m` (or `min`), `1.5h`.
+/// The longest measured phase accepted (`--duration`, `maxexecutiontime`):
+/// 31 days; longer is a typo (`1e9s`) or a wait nobody watches.
+pub const MAX_RUN_TIME: Duration = Duration::from_secs(31 * 86_400);
+
+/// `500ns`, `200us` (or `µs`), `1.5ms`, `30s`, `5m` (or `min`), `1.5h`, `2d`.
 pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let s = text.trim();
     // the unit is the trailing run of letters, so `1e3ms` keeps its exponent
@@ -43,6 +47,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
         "s" => v,
         "m" | "min" => v * 60.0,
         "h" => v * 3600.0,
+        "d" => v * 86_400.0,
         _ => return Err(DurationError::UnknownUnit(s.to_string())),
     };
     Duration::try_from_secs_f64(seconds).map_err(|_| DurationError::TooLong(s.to_string()))

@@ -374,6 +374,19 @@ pub(crate) fn read_suite(path: &Path) -> Result<SuiteIndex, ReadError> {
     read::versioned(path, value, "suite index", SUITE_SCHEMA_VERSION, Some(1))
 }
 
+/// Reads a matrix index (before a matrix replaces it).
+pub(crate) fn read_matrix(path: &Path) -> Result<MatrixIndex, ReadError> {
+    let value = read::json(path, "matrix index")?;
+    if kind_of(&value) == Some(SUITE_KIND) {
+        return Err(ReadError::Incomplete {
+            path: path.to_path_buf(),
+            what: "matrix index",
+            message: "it is a suite's index".into(),
+        });
+    }
+    read::versioned(path, value, "matrix index", MATRIX_SCHEMA_VERSION, Some(1))
+}
+
 /// Writes an index atomically.
 pub fn write(path: &Path, index: &impl Serialize) -> Result<(), crate::Error> {
     let text = serde_json::to_vec_pretty(index)

@@ -45,9 +45,18 @@ pub struct Env<'a> {
     pub control: &'a Control,
     /// Progress lines, one per call (the command line prints them to stderr).
     pub say: &'a dyn Fn(&str),
+    /// Checks the arguments of a `yardstick load|run` as that phase would,
+    /// without doing any work: every planned phase is checked before the
+    /// first runs, so a typo stops the experiment at once, not hours in.
+    pub check: &'a dyn Fn(&[String]) -> Result<(), String>,
 }
 
 impl Env<'_> {
+    /// [`Env::check`] as this crate's error.
+    fn checked(&self, args: &[String]) -> Result<(), Error> {
+        (self.check)(args).map_err(Error::BadInput)
+    }
+
     /// Runs `yardstick ARGS` with its standard output silenced, as the
     /// run's child (a signal to this process reaches it); returns its exit
     /// code (1 when a signal ended it).

@@ -143,6 +143,45 @@ fn common(spec: &MatrixSpec, threads: usize) -> Vec<String> {
     v
 }
 
+/// The load of one engine, its result in `file`.
+fn load_args(a: &MatrixSpec, db: &str, file: &Path) -> Vec<String> {
+    let mut args: Vec<String> = vec!["load".into(), "--db".into(), db.into()];
+    args.extend(common(a, 1));
+    args.extend(["--out".into(), file.display().to_string()]);
+    args
+}
+
+/// One cell: test `p` on `db` under `budget`, its result in `file`.
+fn cell_args(
+    a: &MatrixSpec,
+    db: &str,
+    p: &Preset,
+    budget: &Option<(String, u64)>,
+    file: &Path,
+) -> Vec<String> {
+    let mut args: Vec<String> = vec!["run".into(), "--db".into(), db.into()];
+    args.extend(common(a, p.threads));
+    for prop in [
+        format!("readproportion={}", p.read),
+        format!("updateproportion={}", 1.0 - p.read),
+        "operationcount=0".into(),
+    ] {
+        args.extend(["-p".into(), prop]);
+    }
+    args.extend([
+        "--duration".into(),
+        format!("{}ms", a.duration.as_millis()),
+        "--warmup".into(),
+        format!("{}ms", a.warmup.as_millis()),
+        "--out".into(),
+        file.display().to_string(),
+    ]);
+    if let Some((_, bytes)) = budget {
+        args.extend(["--memory-limit".into(), bytes.to_string()]);
+    }
+    args
+}
+
 fn file_name(path: &Path) -> Option<String> {
     path.file_name().map(|n| n.to_string_lossy().into_owned())
 }
@@ -164,6 +203,24 @@ pub fn execute(spec: &MatrixSpec, env: &Env) -> Result<MatrixRun, Error> {
         &a.dbs,
         "two --db URLs share a scheme and directory name: give each engine its own directory",
     )?;
+    // every phase checked before the first load
+    for db in &a.dbs {
+        env.checked(&load_args(a, db, &a.out_dir.join("load.json")))?;
+        for budget in &a.budgets {
+            for p in &presets {
+                env.checked(&cell_args(a, db, p, budget, &a.out_dir.join("cell.json")))?;
+            }
+        }
+    }
+    // an index of something else is not overwritten
+    let index_path = a.out_dir.join("index.json");
+    if index_path.exists() {
+        crate::index::read_matrix(&index_path).map_err(|e| {
+            bad(format!(
+                "{e}; the directory holds something other than a matrix: choose another --out-dir"
+            ))
+        })?;
+    }
     crate::create_dir(&a.out_dir)?;
     let mut loads = Vec::new();
     if !a.no_load {
@@ -174,10 +231,7 @@ pub fn execute(spec: &MatrixSpec, env: &Env) -> Result<MatrixRun, Error> {
                 a.records,
                 redact_url(db)
             ));
-            let mut args: Vec<String> = vec!["load".into(), "--db".into(), db.clone()];
-            args.extend(common(a, 1));
-            args.extend(["--out".into(), file.display().to_string()]);
-            let code = env.phase(&args)?;
+            let code = env.phase(&load_args(a, db, &file))?;
             if code != 0 {
                 return Err(Error::Failed(format!(
                     "loading {} failed (exit code {code}); see the message above",
@@ -211,27 +265,7 @@ pub fn execute(spec: &MatrixSpec, env: &Env) -> Result<MatrixRun, Error> {
                     redact_url(db),
                     p.description
                 ));
-                let mut args: Vec<String> = vec!["run".into(), "--db".into(), db.clone()];
-                args.extend(common(a, p.threads));
-                for prop in [
-                    format!("readproportion={}", p.read),
-                    format!("updateproportion={}", 1.0 - p.read),
-                    "operationcount=0".into(),
-                ] {
-                    args.extend(["-p".into(), prop]);
-                }
-                args.extend([
-                    "--duration".into(),
-                    format!("{}ms", a.duration.as_millis()),
-                    "--warmup".into(),
-                    format!("{}ms", a.warmup.as_millis()),
-                    "--out".into(),
-                    file.display().to_string(),
-                ]);
-                if let Some((_, bytes)) = budget {
-                    args.extend(["--memory-limit".into(), bytes.to_string()]);
-                }
-                let code = env.phase(&args)?;
+                let code = env.phase(&cell_args(a, db, p, budget, &file))?;
                 let r = if file.exists() {
                     yardstick_core::result::read::read(&file).ok()
                 } else {

@@ -227,14 +227,8 @@ impl Registered for CqlBinding {
         let nodes: Vec<String> = hosts
             .split(',')
             .filter(|h| !h.is_empty())
-            .map(|h| {
-                if h.contains(':') {
-                    h.to_string()
-                } else {
-                    format!("{h}:9042")
-                }
-            })
-            .collect();
+            .map(|h| crate::url::host_port(h, 9042, "cql"))
+            .collect::<Result<_, _>>()?;
         if nodes.is_empty() {
             return Err(BindingError::Config(
                 "cql:// needs a node: cql://host:9042/keyspace".into(),

@@ -68,6 +68,9 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 fn status_of(s: &tonic::Status) -> Status {
     match s.code() {
         tonic::Code::DeadlineExceeded => Status::Timeout,
+        // the channel's own limit (the URL's timeout) ran out: tonic
+        // cancels the call with these words
+        tonic::Code::Cancelled if s.message().contains("Timeout expired") => Status::Timeout,
         tonic::Code::Unavailable | tonic::Code::Cancelled => Status::Unavailable,
         _ if s.message().contains("leader changed")
             || s.message().contains("no leader")
@@ -130,14 +133,8 @@ impl Registered for EtcdBinding {
         let endpoints: Vec<String> = hosts
             .split(',')
             .filter(|h| !h.is_empty())
-            .map(|h| {
-                if h.contains(':') {
-                    format!("{scheme}://{h}")
-                } else {
-                    format!("{scheme}://{h}:2379")
-                }
-            })
-            .collect();
+            .map(|h| Ok(format!("{scheme}://{}", crate::url::host_port(h, 2379, "etcd")?)))
+            .collect::<Result<_, BindingError>>()?;
         if endpoints.is_empty() {
             return Err(BindingError::Config(
                 "etcd:// needs at least one member: etcd://host1:2379,host2:2379,host3:2379".into(),

@@ -269,3 +269,13 @@ fn a_login_is_used_and_renewed_and_a_wrong_password_is_one_clear_line() {
     let _ = etcd.kill();
     let _ = etcd.wait();
 }
+
+#[test]
+fn grpc_statuses_map_to_outcomes_the_channel_timeout_among_them() {
+    let s = |code, message: &str| status_of(&tonic::Status::new(code, message));
+    assert_eq!(s(tonic::Code::DeadlineExceeded, ""), Status::Timeout);
+    assert_eq!(s(tonic::Code::Cancelled, "Timeout expired"), Status::Timeout);
+    assert_eq!(s(tonic::Code::Cancelled, "operation was canceled"), Status::Unavailable);
+    assert_eq!(s(tonic::Code::Unavailable, ""), Status::Unavailable);
+    assert_eq!(s(tonic::Code::InvalidArgument, "bad key"), Status::Error);
+}

@@ -117,9 +117,11 @@ impl Registered for HbaseBinding {
         }
         let addr = match authority {
             "" => "127.0.0.1:9090".to_string(),
-            a if a.contains(':') => a.to_string(),
-            a => format!("{a}:9090"),
+            a => crate::url::host_port(a, 9090, "hbase")?,
         };
+        if let Some(info) = target.param("info") {
+            crate::url::host_port(info, 16010, "hbase info=")?;
+        }
         let namespace = match path.trim_matches('/') {
             "" => "default",
             ns => ns,

@@ -411,8 +411,7 @@ impl Registered for MemcachedBinding {
         }
         let addr = match authority {
             "" => "127.0.0.1:11211".to_string(),
-            a if a.contains(':') => a.to_string(),
-            a => format!("{a}:11211"),
+            a => crate::url::host_port(a, 11211, "memcached")?,
         };
         let prefix = target.param("prefix").unwrap_or("").as_bytes().to_vec();
         if prefix.iter().any(|b| *b <= b' ') {

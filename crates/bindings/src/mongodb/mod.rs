@@ -28,7 +28,51 @@ const DUPLICATE_KEY: i32 = 11000;
 /// yardstick adds no options of its own: every query option is the driver's
 /// (w, journal, readPreference, readConcernLevel, maxPoolSize, tls, authSource, ...).
 /// yardstick's own URL options; the driver reads every other one.
-pub(crate) const OPTIONS: &[&str] = &["timeout", "connect_timeout"];
+pub(crate) const OPTIONS: &[&str] = &[
+    "timeout",
+    "connect_timeout",
+    // the driver's connection string options (lower-cased: they are
+    // case-insensitive), passed on to it
+    "appname",
+    "authmechanism",
+    "authmechanismproperties",
+    "authsource",
+    "compressors",
+    "connecttimeoutms",
+    "directconnection",
+    "heartbeatfrequencyms",
+    "journal",
+    "loadbalanced",
+    "localthresholdms",
+    "maxconnecting",
+    "maxidletimems",
+    "maxpoolsize",
+    "maxstalenessseconds",
+    "minpoolsize",
+    "readconcernlevel",
+    "readpreference",
+    "readpreferencetags",
+    "replicaset",
+    "retryreads",
+    "retrywrites",
+    "serverselectiontimeoutms",
+    "sockettimeoutms",
+    "ssl",
+    "tls",
+    "tlsallowinvalidcertificates",
+    "tlsallowinvalidhostnames",
+    "tlscafile",
+    "tlscertificatekeyfile",
+    "tlscertificatekeyfilepassword",
+    "tlsinsecure",
+    "w",
+    "waitqueuetimeoutms",
+    "wtimeoutms",
+    "zlibcompressionlevel",
+];
+
+/// yardstick's own options, which the driver does not get.
+const OWN_OPTIONS: &[&str] = &["timeout", "connect_timeout"];
 
 struct Inner {
     options: ClientOptions,
@@ -54,7 +98,7 @@ fn driver_url(target: &Target) -> String {
     let (base, query) = target.url.split_once('?').unwrap_or((&target.url, ""));
     let kept: Vec<&str> = query
         .split('&')
-        .filter(|p| !p.is_empty() && !OPTIONS.contains(&p.split('=').next().unwrap_or("")))
+        .filter(|p| !p.is_empty() && !OWN_OPTIONS.contains(&p.split('=').next().unwrap_or("")))
         .collect();
     if kept.is_empty() {
         base.to_string()
@@ -86,13 +130,26 @@ fn describe(o: &ClientOptions) -> String {
         .join(",")
 }
 
+/// The driver's own words, without its Debug-formatted labels and sources.
+fn driver_message(e: &mongodb::error::Error) -> String {
+    match &*e.kind {
+        ErrorKind::InvalidArgument { message, .. } => message.clone(),
+        _ => {
+            let text = e.to_string();
+            let text = text.strip_prefix("Kind: ").unwrap_or(&text);
+            text.split(", labels:").next().unwrap_or(text).to_string()
+        }
+    }
+}
+
 fn open_error(server: &str, e: &mongodb::error::Error) -> BindingError {
     match &*e.kind {
         ErrorKind::Authentication { .. } => BindingError::Unavailable(format!(
             "MongoDB at {server} refused the login: wrong user or password; fix the credentials in --db"
         )),
         _ => BindingError::Unavailable(format!(
-            "cannot connect to MongoDB at {server}: {e}; check that the server runs and the URL is right"
+            "cannot connect to MongoDB at {server}: {}; check that the server runs and the URL is right",
+            driver_message(e)
         )),
     }
 }
@@ -114,6 +171,7 @@ impl Registered for MongoBinding {
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         let target = &target.with_password(&[], false);
+        target.allow_only(OPTIONS)?;
         let timeout = target.op_timeout()?;
         let connect_timeout = target.connect_timeout()?;
         let driver_url = driver_url(target);
@@ -122,8 +180,9 @@ impl Registered for MongoBinding {
         let parsed = run_cold(target.setup_limit()?, async {
             ClientOptions::parse(url).await.map_err(|e| {
                 BindingError::Config(format!(
-                    "{} is not a MongoDB URL ({e}); use mongodb://[user:password@]host:port/database",
-                    yardstick_core::result::redact_url(url)
+                    "{} is not a MongoDB URL ({}); use mongodb://[user:password@]host:port/database",
+                    yardstick_core::result::redact_url(url),
+                    driver_message(&e)
                 ))
             })
         })?;

@@ -210,7 +210,7 @@ pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
         config.application_name("yardstick");
     }
     let ca = target.param("sslrootcert");
-    let insecure = target.param("tls_insecure") == Some("true");
+    let insecure = target.flag("tls_insecure")? == Some(true);
     let wants_tls = ca.is_some()
         || insecure
         || matches!(target.param("sslmode"), Some("require") | Some("prefer"));

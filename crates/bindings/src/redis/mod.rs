@@ -253,8 +253,8 @@ impl Registered for RedisBinding {
         }
         let pipeline = match target.param("pipeline") {
             None => 1,
-            Some(v) => v.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                BindingError::Config(format!("pipeline={v} is not a whole number >= 1; it is how many sessions share one connection"))
+            Some(v) => v.parse::<usize>().ok().filter(|n| (1..=1024).contains(n)).ok_or_else(|| {
+                BindingError::Config(format!("pipeline={v} is not a whole number from 1 to 1024; it is how many sessions share one connection"))
             })?,
         };
         let conn_config = AsyncConnectionConfig::new()
@@ -268,7 +268,7 @@ impl Registered for RedisBinding {
             ));
         }
         let mut conn_url = base.to_string();
-        if target.param("tls_insecure") == Some("true") {
+        if target.flag("tls_insecure")? == Some(true) {
             conn_url.push_str("#insecure");
         }
         let ca = match target.param("tls_ca") {

@@ -20,17 +20,19 @@ use yardstick_core::result::{
 use yardstick_core::run::{self, Control, RunOutput, RunSpec};
 use yardstick_core::workload::properties as p;
 use yardstick_core::workload::{CoreConfig, Phase, Properties, SharedState};
-/// Runs `phase` (and, for `run` without --db, the load before it).
-pub(crate) fn execute(
+/// Checks `phase`'s arguments as [`execute`] does before any work, without
+/// doing any: what suites and matrices ask of every phase they plan.
+pub(crate) fn check(a: &PhaseArgs, phase: Phase) -> Result<(), CliError> {
+    checked(a, phase, false).map(|_| ())
+}
+
+/// The properties, workload name and configuration of valid arguments; the
+/// first thing wrong with them otherwise.
+fn checked(
     a: &PhaseArgs,
     phase: Phase,
-    command_line: Vec<String>,
-    control: &Control,
-) -> Result<i32, CliError> {
-    let demo = phase == Phase::Run
-        && a.db.is_none()
-        && a.property_files.is_empty()
-        && a.properties.is_empty();
+    demo: bool,
+) -> Result<(Properties, String, CoreConfig), CliError> {
     if phase == Phase::Run && a.clear {
         return Err(CliError::bad_input(
             "--clear applies to the load phase: use it with `yardstick load`",
@@ -42,9 +44,6 @@ pub(crate) fn execute(
         ));
     }
     let (props, workload) = resolve_properties(a, demo)?;
-    for w in &props.warnings {
-        eprintln!("yardstick: warning: {w}");
-    }
     let mut props = props;
     let mut config = CoreConfig::from_properties(&props).map_err(CliError::bad_input)?;
     if let Some((i, n)) = a.instance {
@@ -67,6 +66,29 @@ pub(crate) fn execute(
         } else {
             config.instance = (i, n);
         }
+    }
+    if let Some(url) = &a.db {
+        yardstick_bindings::check_url(url).map_err(|e| {
+            CliError::bad_input(yardstick_core::result::redact::redact(&e.to_string()))
+        })?;
+    }
+    Ok((props, workload, config))
+}
+
+/// Runs `phase` (and, for `run` without --db, the load before it).
+pub(crate) fn execute(
+    a: &PhaseArgs,
+    phase: Phase,
+    command_line: Vec<String>,
+    control: &Control,
+) -> Result<i32, CliError> {
+    let demo = phase == Phase::Run
+        && a.db.is_none()
+        && a.property_files.is_empty()
+        && a.properties.is_empty();
+    let (props, workload, config) = checked(a, phase, demo)?;
+    for w in &props.warnings {
+        eprintln!("yardstick: warning: {w}");
     }
     let seed = a.seed.unwrap_or_else(default_seed);
     // Without --db: SQLite in a temporary directory, loaded first when running.

@@ -16,6 +16,16 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
+/// This machine's memory (MemTotal), if /proc says.
+pub fn memory_bytes() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
 impl HostInfo {
     /// One line for reports: host, CPU, cores, memory, OS and kernel.
     pub fn summary(&self) -> String {
@@ -40,12 +50,7 @@ impl HostInfo {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".to_string());
-        let memory_bytes = read("/proc/meminfo")
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-            .unwrap_or(0);
+        let memory_bytes = memory_bytes().unwrap_or(0);
         let os = read("/etc/os-release")
             .lines()
             .find_map(|l| l.strip_prefix("PRETTY_NAME="))

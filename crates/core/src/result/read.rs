@@ -14,11 +14,12 @@ pub enum ReadError {
     Empty { path: PathBuf, what: &'static str },
     #[error("{}: not JSON ({message}); is it truncated?", path.display())]
     NotJson { path: PathBuf, message: String },
-    #[error("{}: schema version {found:?}, but this yardstick reads version {reads}: use the yardstick that wrote it", path.display())]
+    #[error("{}: {}", path.display(), version_text(*found, *reads, what))]
     Version {
         path: PathBuf,
         found: Option<u64>,
         reads: u32,
+        what: &'static str,
     },
     #[error("{}: not a complete yardstick {what} ({message})", path.display())]
     Incomplete {
@@ -26,6 +27,13 @@ pub enum ReadError {
         what: &'static str,
         message: String,
     },
+}
+
+fn version_text(found: Option<u64>, reads: u32, what: &str) -> String {
+    match found {
+        None => format!("no schema_version: this is not a yardstick {what} (this yardstick reads version {reads})"),
+        Some(v) => format!("schema version {v}, but this yardstick reads version {reads}: use the yardstick that wrote it"),
+    }
 }
 
 /// The JSON document in `path`; `what` names the expected kind in errors.
@@ -68,6 +76,7 @@ pub fn versioned<T: serde::de::DeserializeOwned>(
             path: path.to_path_buf(),
             found: value["schema_version"].as_u64(),
             reads,
+            what,
         });
     }
     serde_json::from_value(value).map_err(|e| ReadError::Incomplete {
@@ -77,10 +86,34 @@ pub fn versioned<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Reads a result file.
+/// Reads a result file, its histograms checked (merge, compare and report
+/// add and chart them).
 pub fn read(path: &Path) -> Result<RunResult, ReadError> {
-    let value = json(path, "result")?;
-    versioned(path, value, "result", SCHEMA_VERSION, None)
+    from_value(path, json(path, "result")?)
+}
+
+/// The result in `value`, read from `path`, its histograms checked.
+pub fn from_value(path: &Path, value: serde_json::Value) -> Result<RunResult, ReadError> {
+    let r: RunResult = versioned(path, value, "result", SCHEMA_VERSION, None)?;
+    for (name, op) in &r.operations {
+        let h = &op.histograms;
+        let all = [
+            ("response", Some(&h.response)),
+            ("service", Some(&h.service)),
+            ("failed", h.failed.as_ref()),
+            ("scan rows", h.scan_rows.as_ref()),
+        ];
+        for (which, text) in all {
+            if let Some(Err(e)) = text.map(|t| crate::stats::decode_histogram(t)) {
+                return Err(ReadError::Incomplete {
+                    path: path.to_path_buf(),
+                    what: "result",
+                    message: format!("the {which} histogram of {name} is damaged: {e}"),
+                });
+            }
+        }
+    }
+    Ok(r)
 }
 
 #[cfg(test)]
@@ -105,7 +138,13 @@ mod tests {
             .contains("is it truncated?"));
         std::fs::write(&p, "{\"schema_version\": 99}").unwrap();
         let e = read(&p).unwrap_err().to_string();
-        assert!(e.contains("schema version Some(99)"), "{e}");
+        assert!(e.contains("schema version 99, but"), "{e}");
+        std::fs::write(&p, "[]").unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("no schema_version: this is not a yardstick result"),
+            "{e}"
+        );
         std::fs::write(&p, format!("{{\"schema_version\": {SCHEMA_VERSION}}}")).unwrap();
         let e = read(&p).unwrap_err().to_string();
         assert!(e.contains("not a complete yardstick result"), "{e}");

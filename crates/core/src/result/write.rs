@@ -107,9 +107,23 @@ fn create_temp(tmp: &Path) -> std::io::Result<std::fs::File> {
 /// directory is made, an existing entry must be a regular file, and a
 /// temporary file beside it must be possible. Stale temporary files of
 /// killed processes are swept.
+/// Creates `dir` and its parents; a file in the way is named.
+fn make_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        let in_the_way = dir.ancestors().find(|a| a.exists() && !a.is_dir());
+        match in_the_way {
+            Some(f) => std::io::Error::new(
+                e.kind(),
+                format!("{} is a file, not a directory", f.display()),
+            ),
+            None => e,
+        }
+    })
+}
+
 pub fn check_writable(path: &Path) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+        make_dir(dir)?;
     }
     refuse_special(path)?;
     sweep_stale(path);
@@ -123,7 +137,7 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
 /// earlier result survives a crash), the directory synced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+        make_dir(dir)?;
     }
     refuse_special(path)?;
     sweep_stale(path);

@@ -67,7 +67,18 @@ pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, HistogramDecodeError>
         .map_err(|e| HistogramDecodeError(e.to_string()))?;
     let mut h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| HistogramDecodeError(format!("{e:?}")))?;
+        .map_err(|e| {
+            use hdrhistogram::serialization::DeserializeError as E;
+            HistogramDecodeError(match e {
+                E::IoError(e) => format!("it ends early ({e})"),
+                E::InvalidCookie => "it is not an HdrHistogram".into(),
+                E::UnsupportedFeature => "it uses an HdrHistogram feature not supported".into(),
+                E::UnsuitableCounterType => "its counts do not fit 64 bits".into(),
+                E::InvalidParameters => "its bounds are not valid".into(),
+                E::EncodedArrayTooLong => "its counts run past its bounds".into(),
+                E::UsizeTypeTooSmall => "it is too large for this machine".into(),
+            })
+        })?;
     h.auto(true);
     Ok(h)
 }

@@ -48,6 +48,10 @@ pub enum LengthDistribution {
 /// far beyond one client process, and a schedule step of 10 ns.
 pub const MAX_TARGET: f64 = 1e8;
 
+/// The longest scan accepted: a million records (YCSB's default is 1,000);
+/// longer is a typo that would hold gigabytes per scan.
+pub const MAX_SCAN_LENGTH: u64 = 1_000_000;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoreConfig {
     pub record_count: u64,
@@ -127,13 +131,18 @@ impl CoreConfig {
         let field_length = props.get_u64(p::FIELD_LENGTH)?;
         let min_field_length = props.get_u64(p::MIN_FIELD_LENGTH)?;
         let field_length_distribution = length_distribution(props, p::FIELD_LENGTH_DISTRIBUTION)?;
-        if field_length_distribution != LengthDistribution::Constant
-            && min_field_length > field_length
-        {
+        if field_length == 0 || min_field_length == 0 {
+            return Err(invalid(format!(
+                "fieldlength={field_length} minfieldlength={min_field_length}: a field holds at least 1 byte; give 1 or more"
+            )));
+        }
+        if min_field_length > field_length {
             return Err(invalid(format!(
                 "minfieldlength={min_field_length} is larger than fieldlength={field_length}; lower minfieldlength"
             )));
         }
+        // YCSB accepts and ignores it: a typo in it is still a typo
+        props.get_bool(p::READ_ALL_FIELDS_BY_NAME)?;
         if field_length > 64 << 20 {
             return Err(invalid(format!(
                 "fieldlength={field_length} is larger than 64 MiB; use a smaller value"
@@ -192,10 +201,40 @@ impl CoreConfig {
         let fraction = |name: &str| -> Result<f64, PropertyError> {
             let v = props.get_f64(name)?;
             if !(0.0..=1.0).contains(&v) {
-                return Err(invalid(format!("{name}={v} must be between 0 and 1")));
+                return Err(invalid(format!(
+                    "{name}={} must be between 0 and 1",
+                    props.shown(name)
+                )));
             }
             Ok(v)
         };
+        // every distribution's settings are checked, used or not: a wrong
+        // value is a mistake whichever distribution runs
+        let hotspot = RequestDistribution::Hotspot {
+            data_fraction: fraction(p::HOTSPOT_DATA_FRACTION)?,
+            opn_fraction: fraction(p::HOTSPOT_OPN_FRACTION)?,
+        };
+        let percentile = props.get_f64(p::EXPONENTIAL_PERCENTILE)?;
+        if !(0.0 < percentile && percentile < 100.0) {
+            return Err(invalid(format!(
+                "exponential.percentile={} must be between 0 and 100 (exclusive)",
+                props.shown(p::EXPONENTIAL_PERCENTILE)
+            )));
+        }
+        let frac = props.get_f64(p::EXPONENTIAL_FRAC)?;
+        if frac <= 0.0 || frac > 1.0 {
+            return Err(invalid(format!(
+                "exponential.frac={} must be above 0 and at most 1 (a fraction of recordcount)",
+                props.shown(p::EXPONENTIAL_FRAC)
+            )));
+        }
+        let theta = props.get_f64(p::ZIPFIAN_CONSTANT)?;
+        if theta <= 0.0 || theta == 1.0 || theta > 100.0 {
+            return Err(invalid(format!(
+                "zipfian.constant={} is not usable: choose a value above 0 (not 1) and at most 100, such as 0.99",
+                props.shown(p::ZIPFIAN_CONSTANT)
+            )));
+        }
         let request_distribution = match props.get_choice(
             p::REQUEST_DISTRIBUTION,
             &[
@@ -208,34 +247,11 @@ impl CoreConfig {
             ],
         )? {
             "uniform" => RequestDistribution::Uniform,
-            "zipfian" => {
-                let theta = props.get_f64(p::ZIPFIAN_CONSTANT)?;
-                if theta <= 0.0 || theta == 1.0 || theta > 100.0 {
-                    return Err(invalid(format!(
-                        "zipfian.constant={theta} is not usable: choose a value above 0 (not 1), such as 0.99"
-                    )));
-                }
-                RequestDistribution::Zipfian { theta }
-            }
+            "zipfian" => RequestDistribution::Zipfian { theta },
             "latest" => RequestDistribution::Latest,
-            "hotspot" => RequestDistribution::Hotspot {
-                data_fraction: fraction(p::HOTSPOT_DATA_FRACTION)?,
-                opn_fraction: fraction(p::HOTSPOT_OPN_FRACTION)?,
-            },
+            "hotspot" => hotspot,
             "sequential" => RequestDistribution::Sequential,
-            _ => {
-                let percentile = props.get_f64(p::EXPONENTIAL_PERCENTILE)?;
-                if !(0.0 < percentile && percentile < 100.0) {
-                    return Err(invalid(format!(
-                        "exponential.percentile={percentile} must be between 0 and 100 (exclusive)"
-                    )));
-                }
-                let frac = props.get_f64(p::EXPONENTIAL_FRAC)?;
-                if frac <= 0.0 {
-                    return Err(invalid(format!("exponential.frac={frac} must be positive")));
-                }
-                RequestDistribution::Exponential { percentile, frac }
-            }
+            _ => RequestDistribution::Exponential { percentile, frac },
         };
 
         let min_scan_length = props.get_u64(p::MIN_SCAN_LENGTH)?;
@@ -245,6 +261,12 @@ impl CoreConfig {
             return Err(invalid(
                 "scanlengthdistribution=constant is not supported: use uniform or zipfian (set minscanlength=maxscanlength for a fixed length)",
             ));
+        }
+        if max_scan_length > MAX_SCAN_LENGTH {
+            return Err(invalid(format!(
+                "maxscanlength={} is longer than a scan can return: give at most {MAX_SCAN_LENGTH} records",
+                props.shown(p::MAX_SCAN_LENGTH)
+            )));
         }
         if min_scan_length == 0 || min_scan_length > max_scan_length {
             return Err(invalid(format!(
@@ -300,8 +322,12 @@ impl CoreConfig {
             ));
         }
         let met = props.get_f64(p::MAX_EXECUTION_TIME)?;
-        if met < 0.0 {
-            return Err(invalid(format!("maxexecutiontime={met} is negative")));
+        if met < 0.0 || met > crate::units::MAX_RUN_TIME.as_secs_f64() {
+            return Err(invalid(format!(
+                "maxexecutiontime={} is out of range: give 0 (no limit) to {} seconds (31 days)",
+                props.shown(p::MAX_EXECUTION_TIME),
+                crate::units::MAX_RUN_TIME.as_secs()
+            )));
         }
         let max_execution_time = (met > 0.0).then(|| Duration::from_secs_f64(met));
         let thread_count = props.get_u64(p::THREAD_COUNT)? as usize;
@@ -323,10 +349,11 @@ impl CoreConfig {
         }
         let insertion_retry_limit = props.get_u64(p::INSERTION_RETRY_LIMIT)?.min(1_000_000) as u32;
         let retry_interval = props.get_f64(p::INSERTION_RETRY_INTERVAL)?;
-        if retry_interval < 0.0 {
-            return Err(invalid(
-                "core_workload_insertion_retry_interval is negative",
-            ));
+        if !(0.0..=3600.0).contains(&retry_interval) {
+            return Err(invalid(format!(
+                "core_workload_insertion_retry_interval={} is out of range: give 0 to 3600 seconds",
+                props.shown(p::INSERTION_RETRY_INTERVAL)
+            )));
         }
         let batch_size = props.get_u64(p::BATCH_SIZE)?;
         if !(1..=100_000).contains(&batch_size) {
@@ -338,7 +365,8 @@ impl CoreConfig {
         let retry_backoff = props.get_f64(p::RETRY_BACKOFF)?;
         if !(0.0..=60.0).contains(&retry_backoff) {
             return Err(invalid(format!(
-                "retry.backoff={retry_backoff} is out of range: use 0 to 60 seconds"
+                "retry.backoff={} is out of range: use 0 to 60 seconds",
+                props.shown(p::RETRY_BACKOFF)
             )));
         }
         let insert_mode = match props.get_choice(p::INSERT_SEMANTICS, &["insert", "upsert"])? {

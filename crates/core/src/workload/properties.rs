@@ -137,6 +137,16 @@ pub struct Properties {
     pub warnings: Vec<String>,
 }
 
+/// `value` cut to 40 characters for a message (a value can be a megabyte).
+pub(crate) fn shorten(value: &str) -> String {
+    let n = value.chars().count();
+    if n <= 40 {
+        return value.to_string();
+    }
+    let head: String = value.chars().take(40).collect();
+    format!("{head}... ({n} characters)")
+}
+
 fn def(name: &str) -> Option<&'static PropertyDef> {
     PROPERTIES.iter().find(|d| d.name == name)
 }
@@ -213,6 +223,8 @@ impl Properties {
     }
 
     pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), PropertyError> {
+        // a file saved by an editor that writes a byte-order mark
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut pending = String::new();
         let mut start_line = 0;
         for (i, raw) in text.lines().enumerate() {
@@ -271,10 +283,15 @@ impl Properties {
             .unwrap_or_else(|| "default".to_string())
     }
 
+    /// The value of `name` as a message shows it: at most 40 characters.
+    pub(crate) fn shown(&self, name: &str) -> String {
+        shorten(self.get(name))
+    }
+
     fn malformed(&self, name: &str, expected: &str) -> PropertyError {
         PropertyError::Malformed {
             name: name.to_string(),
-            value: self.get(name).to_string(),
+            value: self.shown(name),
             origin: self.source(name),
             expected: expected.to_string(),
         }

@@ -175,6 +175,11 @@ pub fn plan(spec: &SuiteSpec) -> Result<SuitePlan, Error> {
     if a.repeat == 0 {
         return Err(bad("--repeat must be at least 1"));
     }
+    if a.slo_bisections == 0 {
+        return Err(bad(
+            "--slo-bisections must be at least 1: the search halves the rate range that many times",
+        ));
+    }
     if a.threads == 0 || a.concurrency == 0 || a.load_threads == Some(0) {
         return Err(bad(
             "--threads, --load-threads and --concurrency must be at least 1",
@@ -318,10 +323,36 @@ pub fn plan(spec: &SuiteSpec) -> Result<SuitePlan, Error> {
     })
 }
 
+/// Every phase of the plan checked as it will run (a run with its closed
+/// loop), before any work.
+fn check_every_phase(plan: &SuitePlan, env: &Env) -> Result<(), Error> {
+    let steps = &plan.index.steps;
+    for (i, st) in steps.iter().enumerate() {
+        let def = plan
+            .defs
+            .iter()
+            .find(|d| d.name == st.step)
+            .ok_or_else(|| bad("the plan names a phase this suite does not have"))?;
+        let ctx = StepCtx {
+            plan,
+            env,
+            def,
+            db: &plan.spec.dbs[st.target],
+            records: st.records,
+            records_now: std::cell::Cell::new(grown_records(steps, &plan.defs, i)),
+            id: st.id.clone(),
+        };
+        let file = plan.spec.out_dir.join(format!("{}.json", st.id));
+        env.checked(&ctx.args(None, &file))?;
+    }
+    Ok(())
+}
+
 /// Runs the plan's unfinished steps, resuming from the index in the output
 /// directory when it holds the same suite.
 pub fn execute(plan: &SuitePlan, env: &Env) -> Result<SuiteRun, Error> {
     let a = &plan.spec;
+    check_every_phase(plan, env)?;
     crate::create_dir(&a.out_dir)?;
     let index_path = a.out_dir.join("index.json");
     let mut index = plan.index.clone();

@@ -21,14 +21,9 @@ pub(super) struct Outcome {
 }
 
 impl StepCtx<'_> {
-    /// Runs the phase once (open loop at `target` when given).
-    pub(super) fn once(&self, target: Option<(f64, usize)>) -> Result<Outcome, Error> {
-        let name = match target {
-            Some((_, k)) => format!("{}-slo{k:02}.json", self.id),
-            None => format!("{}.json", self.id),
-        };
-        let file = self.plan.spec.out_dir.join(&name);
-        let _ = std::fs::remove_file(&file);
+    /// The phase's command line (open loop at `target` when given),
+    /// writing its result to `file`.
+    pub(super) fn args(&self, target: Option<f64>, file: &std::path::Path) -> Vec<String> {
         let d = self.def;
         let mut args: Vec<String> = vec![
             if d.load { "load" } else { "run" }.into(),
@@ -75,11 +70,23 @@ impl StepCtx<'_> {
                 "--warmup".into(),
                 format!("{}ms", self.plan.spec.warmup.as_millis()),
             ]);
-            if let Some((rate, _)) = target {
+            if let Some(rate) = target {
                 args.extend(["--target".into(), format!("{rate:.3}")]);
             }
         }
         args.extend(["--out".into(), file.display().to_string()]);
+        args
+    }
+
+    /// Runs the phase once (open loop at `target` when given).
+    pub(super) fn once(&self, target: Option<(f64, usize)>) -> Result<Outcome, Error> {
+        let name = match target {
+            Some((_, k)) => format!("{}-slo{k:02}.json", self.id),
+            None => format!("{}.json", self.id),
+        };
+        let file = self.plan.spec.out_dir.join(&name);
+        let _ = std::fs::remove_file(&file);
+        let args = self.args(target.map(|(rate, _)| rate), &file);
         let code = self.env.phase(&args)?;
         let result = if file.exists() {
             yardstick_core::result::read::read(&file).ok()
