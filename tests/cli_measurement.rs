@@ -221,3 +221,40 @@ fn threads_and_in_flight_slots_share_the_operation_count_exactly() {
     assert_eq!(v["runner"]["concurrency"], 4);
     assert_eq!(v["totals"]["operations"], 10001);
 }
+
+#[test]
+fn the_time_series_counts_missing_keys_apart_from_failures() {
+    // nothing loaded: every read misses
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?store=memory",
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=500",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_schema_valid(&v);
+    let sum = |field: &str| -> u64 {
+        v["time_series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[field].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("not_found"), 500);
+    assert_eq!(sum("errors"), 0, "a missing key is not a failure");
+    assert_eq!(op(&v, "READ")["statuses"]["not_found"], 500);
+}

@@ -293,6 +293,8 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
                 warmup: p.warmup,
                 ops: 0,
                 errors: 0,
+                not_found: 0,
+                duplicate_key: 0,
                 ops_per_sec: 0.0,
                 late: 0,
                 client_cpu_cores: 0.0,
@@ -300,6 +302,8 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             });
             e.ops += p.ops;
             e.errors += p.errors;
+            e.not_found += p.not_found;
+            e.duplicate_key += p.duplicate_key;
             e.late += p.late;
             e.warmup &= p.warmup;
             e.client_cpu_cores += p.client_cpu_cores;
@@ -311,6 +315,8 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
                         x.mean_ns = (x.mean_ns * x.count as f64 + o.mean_ns * o.count as f64) / n;
                         x.count += o.count;
                         x.errors += o.errors;
+                        x.not_found += o.not_found;
+                        x.duplicate_key += o.duplicate_key;
                         // per-interval percentiles cannot be merged exactly:
                         // the highest instance's (exact ones are in `operations`)
                         x.p50_ns = x.p50_ns.max(o.p50_ns);

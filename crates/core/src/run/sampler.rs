@@ -4,6 +4,7 @@
 use super::cpu::process_cpu_time;
 use super::record::{Intervals, Report};
 use super::spec::RunSpec;
+use crate::binding::Status;
 use crate::op::OpKind;
 use crate::stats::Recorder;
 use std::collections::BTreeMap;
@@ -16,7 +17,13 @@ use std::time::{Duration, Instant, SystemTime};
 pub struct PointOp {
     pub op: OpKind,
     pub count: u64,
+    /// Operations that failed; missing keys and duplicate keys are counted
+    /// apart, below.
     pub errors: u64,
+    #[serde(default)]
+    pub not_found: u64,
+    #[serde(default)]
+    pub duplicate_key: u64,
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
@@ -32,7 +39,13 @@ pub struct IntervalPoint {
     pub length_s: f64,
     pub warmup: bool,
     pub ops: u64,
+    /// Operations that failed; missing keys and duplicate keys are counted
+    /// apart, below (results before they were have them among the errors).
     pub errors: u64,
+    #[serde(default)]
+    pub not_found: u64,
+    #[serde(default)]
+    pub duplicate_key: u64,
     pub ops_per_sec: f64,
     /// Open loop: operations that started more than 1 ms late.
     pub late: u64,
@@ -119,7 +132,9 @@ fn point(
         length_s: length.as_secs_f64(),
         warmup: index < 0,
         ops,
-        errors: rec.total_errors(),
+        errors: rec.total_failures(),
+        not_found: rec.total_with_status(Status::NotFound),
+        duplicate_key: rec.total_with_status(Status::DuplicateKey),
         ops_per_sec: ops as f64 / secs,
         late: rec.late,
         client_cpu_cores: cpu.as_secs_f64() / secs,
@@ -129,7 +144,9 @@ fn point(
             .map(|(k, o)| PointOp {
                 op: *k,
                 count: o.count(),
-                errors: o.errors(),
+                errors: o.failures(),
+                not_found: o.with_status(Status::NotFound),
+                duplicate_key: o.with_status(Status::DuplicateKey),
                 p50_ns: o.response.value_at_quantile(0.5),
                 p99_ns: o.response.value_at_quantile(0.99),
                 max_ns: o.response.max(),
@@ -303,5 +320,38 @@ pub(crate) fn sample(
         cpu: cpu_end.saturating_sub(cpu_at_start.unwrap_or(cpu_end)),
         late_reports,
         stopped_by_errors: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_counts_missing_and_duplicate_keys_apart_from_failures() {
+        let mut rec = Recorder::new();
+        for status in [
+            Status::Ok,
+            Status::NotFound,
+            Status::NotFound,
+            Status::DuplicateKey,
+            Status::Timeout,
+            Status::Error,
+        ] {
+            rec.record(OpKind::Read, status, 1_000, 1_000, 0, 0);
+        }
+        let iv = Intervals {
+            measure_start: Instant::now(),
+            length: Duration::from_secs(1),
+        };
+        let p = point(0, &rec, &iv, iv.length, Duration::ZERO);
+        assert_eq!(
+            (p.ops, p.errors, p.not_found, p.duplicate_key),
+            (6, 2, 2, 1)
+        );
+        let read = &p.per_op[0];
+        assert_eq!((read.errors, read.not_found, read.duplicate_key), (2, 2, 1));
+        // every operation is in exactly one count
+        assert_eq!(1 + p.errors + p.not_found + p.duplicate_key, p.ops);
     }
 }

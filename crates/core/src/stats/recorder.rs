@@ -61,6 +61,19 @@ impl OpRecorder {
         self.count() - self.completed()
     }
 
+    /// Operations that failed: neither completed nor the answers a workload
+    /// expects now and then (a missing key, an insert of a present one).
+    pub fn failures(&self) -> u64 {
+        self.errors()
+            - self.statuses[Status::NotFound.index()]
+            - self.statuses[Status::DuplicateKey.index()]
+    }
+
+    /// Operations that ended with `status`.
+    pub fn with_status(&self, status: Status) -> u64 {
+        self.statuses[status.index()]
+    }
+
     /// Operations that completed ([`Status::completes`]).
     pub fn completed(&self) -> u64 {
         self.statuses[Status::Ok.index()] + self.statuses[Status::RolledBack.index()]
@@ -247,6 +260,20 @@ impl Recorder {
 
     pub fn total_errors(&self) -> u64 {
         self.ops.iter().flatten().map(|o| o.errors()).sum()
+    }
+
+    /// [`OpRecorder::failures`] over every operation kind.
+    pub fn total_failures(&self) -> u64 {
+        self.ops.iter().flatten().map(|o| o.failures()).sum()
+    }
+
+    /// Operations of every kind that ended with `status`.
+    pub fn total_with_status(&self, status: Status) -> u64 {
+        self.ops
+            .iter()
+            .flatten()
+            .map(|o| o.with_status(status))
+            .sum()
     }
 
     /// Nothing recorded: no operation, retry or start lag.
