@@ -10,6 +10,15 @@ pub(crate) struct Run {
     pub stderr: String,
 }
 
+/// Held by the tests whose figures depend on timing (statistical
+/// comparisons, the SLO search) and by those that load the machine with
+/// hundreds of short processes (the bad-input corpus), so the two never
+/// overlap on a small machine.
+pub(crate) fn quiet_machine() -> std::sync::MutexGuard<'static, ()> {
+    static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    QUIET.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_yardstick")
 }

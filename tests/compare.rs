@@ -28,6 +28,7 @@ fn run(dir: &std::path::Path, latency: &str, records: &str, out: &str) {
 
 #[test]
 fn a_tenfold_service_time_is_significant_and_spec_differences_are_warned() {
+    let _quiet = quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     // the null binding sleeps for its latency, and a busy machine oversleeps
     // by up to a few hundred microseconds: a tenfold difference still shows as

@@ -275,6 +275,7 @@ fn repetitions_give_confidence_intervals_and_sizes_give_scaling() {
 
 #[test]
 fn the_slo_search_finds_the_knee_or_says_the_bound_is_never_met() {
+    let _quiet = quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     // one thread at 1 ms per operation does at most ~1000 ops/s; queueing
     // pushes p99 past the bound only close to that (the bound is loose so a

@@ -75,6 +75,7 @@ impl Fixture {
 /// Runs every `(arguments, words)` row in a fresh working directory and
 /// returns what each failing row did wrong.
 pub(super) fn failures(rows: &[(Vec<String>, String)]) -> Vec<String> {
+    let _quiet = quiet_machine();
     let mut failed = Vec::new();
     for (args, words) in rows {
         let cwd = tempfile::tempdir().unwrap();
