@@ -311,13 +311,8 @@ pub(crate) fn spawn_server(program: &str, args: &[String], port: u16) -> Option<
     Some(child)
 }
 
-/// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
-pub(crate) fn run_through_a_kill(
-    dir: &Path,
-    url: &str,
-    kill: &mut dyn FnMut(),
-    policy: &[&str],
-) -> (Run, serde_json::Value) {
+/// Loads the 500 records of workload C the fault tests run on.
+fn load_500(dir: &Path, url: &str) {
     let l = yardstick(
         dir,
         &[
@@ -332,6 +327,16 @@ pub(crate) fn run_through_a_kill(
         ],
     );
     assert_eq!(l.code, 0, "{}", l.stderr);
+}
+
+/// Runs for 4 s against a private server killed after 1 s; returns the run and its result.
+pub(crate) fn run_through_a_kill(
+    dir: &Path,
+    url: &str,
+    kill: &mut dyn FnMut(),
+    policy: &[&str],
+) -> (Run, serde_json::Value) {
+    load_500(dir, url);
     let mut cmd = strings(&[
         "run",
         "--db",
@@ -413,20 +418,7 @@ pub(crate) fn run_through_a_stall(
     stall: &mut dyn FnMut(),
     resume: &mut dyn FnMut(),
 ) -> serde_json::Value {
-    let l = yardstick(
-        dir,
-        &[
-            "load",
-            "--db",
-            url,
-            "-P",
-            "workloadc",
-            "-p",
-            "recordcount=500",
-            "-q",
-        ],
-    );
-    assert_eq!(l.code, 0, "{}", l.stderr);
+    load_500(dir, url);
     let args = strings(&[
         "run",
         "--db",

@@ -133,19 +133,19 @@ pub(super) const CASES: &[(&str, &str)] = &[
     ),
     (
         "merge {dir}/ok.json {dir}/trunc.json -o {dir}/m.json",
-        "{dir}/trunc.json: not JSON (EOF while parsing an object",
+        "{dir}/trunc.json: not JSON (EOF while parsing",
     ),
     (
         "compare {dir}/ok.json {dir}/trunc.json",
-        "{dir}/trunc.json: not JSON (EOF while parsing an object",
+        "{dir}/trunc.json: not JSON (EOF while parsing",
     ),
     (
         "compare {dir}/trunc.json {dir}/ok.json",
-        "{dir}/trunc.json: not JSON (EOF while parsing an object",
+        "{dir}/trunc.json: not JSON (EOF while parsing",
     ),
     (
         "report {dir}/trunc.json -o {dir}/r.html",
-        "{dir}/trunc.json: not JSON (EOF while parsing an object",
+        "{dir}/trunc.json: not JSON (EOF while parsing",
     ),
     (
         "merge {dir}/ok.json {dir}/future.json -o {dir}/m.json",

@@ -389,6 +389,23 @@ pub(super) fn count() -> usize {
     CASES.len() + NETWORK.len() * SHARED.len()
 }
 
+/// The run of one bad URL, and the words its error must contain.
+fn row(url: &str, words: &str) -> (Vec<String>, String) {
+    let args = [
+        "run",
+        "--db",
+        url,
+        "-P",
+        "workloada",
+        "-p",
+        "operationcount=10",
+    ];
+    (
+        args.iter().map(|s| s.to_string()).collect(),
+        words.to_string(),
+    )
+}
+
 #[test]
 fn bad_urls_are_refused_in_one_line_without_secrets() {
     let mut rows = Vec::new();
@@ -419,36 +436,11 @@ fn bad_urls_are_refused_in_one_line_without_secrets() {
             }
             _ => case.expect,
         };
-        let args = [
-            "run",
-            "--db",
-            &url,
-            "-P",
-            "workloada",
-            "-p",
-            "operationcount=10",
-        ];
-        rows.push((
-            args.iter().map(|s| s.to_string()).collect(),
-            expect.to_string(),
-        ));
+        rows.push(row(&url, expect));
     }
     for url in NETWORK {
         for (option, words) in SHARED {
-            let url = format!("{url}?{option}");
-            let args = [
-                "run",
-                "--db",
-                &url,
-                "-P",
-                "workloada",
-                "-p",
-                "operationcount=10",
-            ];
-            rows.push((
-                args.iter().map(|s| s.to_string()).collect(),
-                words.to_string(),
-            ));
+            rows.push(row(&format!("{url}?{option}"), words));
         }
     }
     assert!(rows.len() >= 100, "only {} rows ran", rows.len());
