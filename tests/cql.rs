@@ -1,5 +1,6 @@
 //! End-to-end against the Cassandra test node (`scripts/services start cassandra`).
 use crate::common::*;
+use crate::faults::*;
 
 fn base() -> String {
     CASSANDRA.url()

@@ -2,6 +2,7 @@
 //! (`scripts/services start etcd`), and a private 3-member cluster whose leader
 //! the test kills in the middle of a run.
 use crate::common::*;
+use crate::faults::*;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -3,6 +3,7 @@
 //! CLI with what the result records, workload E's scans, and a gateway killed
 //! mid-run.
 use crate::common::*;
+use crate::faults::*;
 
 const HBASE: TestServer = TestServer {
     name: "HBase",

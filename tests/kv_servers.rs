@@ -2,6 +2,7 @@
 //! the shared test servers (`scripts/services start redis memcached`), and a
 //! private server of each that the test kills in the middle of a run.
 use crate::common::*;
+use crate::faults::*;
 use std::process::Child;
 
 mod redis {

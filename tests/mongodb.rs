@@ -1,6 +1,7 @@
 //! End-to-end against the MongoDB-protocol test server. The test peer is
 //! FerretDB v1 over SQLite (`scripts/services start ferretdb`), not mongod.
 use crate::common::*;
+use crate::faults::*;
 
 fn base() -> String {
     FERRETDB.url()

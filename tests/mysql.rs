@@ -1,6 +1,7 @@
 //! End-to-end against the MariaDB test server (`scripts/services start mariadb`).
 //! Built with `--features mysql`; in CI a missing server fails the tests.
 use crate::common::*;
+use crate::faults::*;
 
 fn url() -> String {
     MARIADB.url()

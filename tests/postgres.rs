@@ -1,6 +1,7 @@
 //! End-to-end against the PostgreSQL test server (`scripts/services start postgres`).
 //! In CI a missing server fails the tests.
 use crate::common::*;
+use crate::faults::*;
 use std::time::{Duration, Instant};
 
 fn url() -> String {

@@ -2,8 +2,10 @@
 //! instead of one per file): each module below is one area, run against the
 //! real `yardstick` binary and, for the server bindings, the servers
 //! `scripts/services` starts on loopback. `common` holds the fixtures every
-//! module shares.
+//! module shares, `faults` the runs with a server killed or stopped in the
+//! middle.
 mod common;
+mod faults;
 
 mod bad_input;
 mod cli_errors;

@@ -12,19 +12,17 @@ fn path() -> Option<PathBuf> {
 
 /// A line's five fields, unescaped.
 fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+    let mut out = Vec::new();
+    let mut field = String::new();
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    out.last_mut().expect("one field at least").push(n);
-                }
-            }
-            ':' => out.push(String::new()),
-            c => out.last_mut().expect("one field at least").push(c),
+            '\\' => field.extend(chars.next()),
+            ':' => out.push(std::mem::take(&mut field)),
+            c => field.push(c),
         }
     }
+    out.push(field);
     out
 }
 

@@ -68,9 +68,8 @@ fn checked(
         }
     }
     if let Some(url) = &a.db {
-        yardstick_bindings::check_url(url).map_err(|e| {
-            CliError::bad_input(yardstick_core::result::redact::redact(&e.to_string()))
-        })?;
+        // the error line is redacted where it is printed
+        yardstick_bindings::check_url(url).map_err(CliError::bad_input)?;
     }
     Ok((props, workload, config))
 }
