@@ -258,3 +258,40 @@ fn the_time_series_counts_missing_keys_apart_from_failures() {
     assert_eq!(sum("errors"), 0, "a missing key is not a failure");
     assert_eq!(op(&v, "READ")["statuses"]["not_found"], 500);
 }
+
+#[test]
+fn the_slots_of_one_thread_overlap_their_simulated_latency() {
+    let _quiet = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // four slots of one thread could serve 4,000 ops/s at 1 ms: at half
+    // that, no operation should wait for another
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://?latency=1ms",
+            "-p",
+            "recordcount=100",
+            "--threads",
+            "1",
+            "--concurrency",
+            "4",
+            "--target",
+            "2000",
+            "--duration",
+            "2s",
+            "-q",
+            "--out",
+            "n.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("n.json"));
+    let p50 = op(&v, "READ")["response_time_ns"]["p50"].as_f64().unwrap();
+    assert!(
+        (1_000_000.0..=1_100_000.0).contains(&p50),
+        "response p50 {p50} ns against a 1 ms service time"
+    );
+    assert!(v["totals"]["ops_per_sec"].as_f64().unwrap() > 1800.0);
+}

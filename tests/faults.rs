@@ -89,6 +89,17 @@ pub(crate) fn run_through_a_kill(
     (r, v)
 }
 
+/// Run options for [`run_through_a_kill`] whose every operation inserts a new
+/// record with YCSB's deterministic values, for `yardstick verify` to read back.
+pub(crate) const INSERTS_ONLY: &[&str] = &[
+    "-p",
+    "readproportion=0",
+    "-p",
+    "insertproportion=1",
+    "-p",
+    "dataintegrity=true",
+];
+
 /// Sends `sig` to process `pid` and every process descending from it (a
 /// server's backends stop with it).
 pub(crate) fn signal_tree(pid: u32, sig: i32) {

@@ -16,6 +16,20 @@ mod redis {
         REDIS.available()
     }
 
+    /// A private server's arguments: on `port`, keeping nothing on disk.
+    fn unpersisted(port: u16) -> Vec<String> {
+        strings(&[
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+    }
+
     #[test]
     fn workload_a_hash_model_and_workload_e_scans_with_the_password_redacted() {
         if !available() {
@@ -88,16 +102,7 @@ mod redis {
     #[test]
     fn a_server_killed_mid_run_gives_counted_errors_and_a_partial_result() {
         let port = free_port();
-        let server_args = strings(&[
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]);
+        let server_args = unpersisted(port);
         let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
             return;
         };
@@ -141,6 +146,54 @@ mod redis {
         let u = format!("redis://127.0.0.1:{port}?timeout=2s");
         run_through_a_sigstop(dir.path(), &u, server.id());
         stop(&mut server);
+    }
+
+    #[test]
+    fn a_server_without_persistence_restarted_mid_run_loses_inserts_and_verify_fails() {
+        let port = free_port();
+        let args = unpersisted(port);
+        let Some(mut server) = spawn_server("redis-server", &args, port) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let u = format!("redis://127.0.0.1:{port}");
+        // killed and started again, empty: what it acknowledged is gone
+        let mut restarted = None;
+        let (r, v) = run_through_a_kill(
+            dir.path(),
+            &u,
+            &mut || {
+                stop(&mut server);
+                restarted = spawn_server("redis-server", &args, port);
+            },
+            INSERTS_ONLY,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            v["inserts"]["acknowledged"].as_u64().unwrap() > 0,
+            "{}",
+            v["inserts"]
+        );
+        let check = yardstick(dir.path(), &["verify", "--db", &u, "kill.json", "-q"]);
+        if let Some(mut s) = restarted {
+            stop(&mut s);
+        }
+        assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+        assert!(
+            check
+                .stdout
+                .contains("the database lost acknowledged writes"),
+            "{}",
+            check.stdout
+        );
+        let lost: u64 = check
+            .stdout
+            .split(" lost")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(lost > 0, "{}", check.stdout);
     }
 }
 

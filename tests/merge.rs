@@ -19,6 +19,8 @@ fn run_three(dir: &std::path::Path) -> Vec<String> {
                     "recordcount=1000",
                     "--duration",
                     "2s",
+                    "--warmup",
+                    "300ms",
                     "--seed",
                     "7",
                     "--threads",
@@ -59,6 +61,21 @@ fn merged_counts_add_up_and_percentiles_equal_those_of_all_samples() {
         .map(|v| v["totals"]["operations"].as_u64().unwrap())
         .sum();
     assert_eq!(m["totals"]["operations"], total);
+    // every measured operation is in one point of each time series, and in
+    // one point of the merged series (warm-up points kept apart)
+    let measured = |v: &serde_json::Value| -> u64 {
+        v["time_series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["warmup"] == false)
+            .map(|p| p["ops"].as_u64().unwrap())
+            .sum()
+    };
+    for v in &inputs {
+        assert_eq!(measured(v), v["totals"]["operations"].as_u64().unwrap());
+    }
+    assert_eq!(measured(&m), total);
     for name in ["READ", "UPDATE"] {
         let n: u64 = inputs.iter().map(|v| count(v, name)).sum();
         assert_eq!(count(&m, name), n);

@@ -152,6 +152,7 @@ struct PrivatePg {
     dir: tempfile::TempDir,
     bin: std::path::PathBuf,
     port: u16,
+    fsync: String,
 }
 
 fn as_postgres(program: &std::path::Path, args: &[&str]) -> std::process::Output {
@@ -168,11 +169,26 @@ fn as_postgres(program: &std::path::Path, args: &[&str]) -> std::process::Output
 
 impl PrivatePg {
     fn start() -> Option<PrivatePg> {
+        Self::start_with("off")
+    }
+
+    /// A cluster with `fsync` on or off; `None` (outside CI only) when
+    /// PostgreSQL's binaries are missing.
+    fn start_with(fsync: &str) -> Option<PrivatePg> {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .ok()?
+            .into_iter()
+            .flatten()
             .filter_map(|e| e.ok())
             .map(|e| e.path().join("bin"))
-            .max()?;
+            .max();
+        let Some(bin) = bin else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "PostgreSQL's binaries are needed in CI"
+            );
+            eprintln!("skipped: PostgreSQL's binaries are not installed");
+            return None;
+        };
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         std::fs::create_dir(&data).unwrap();
@@ -200,19 +216,42 @@ impl PrivatePg {
             "{}",
             String::from_utf8_lossy(&init.stderr)
         );
-        let port = free_port();
-        let opts = format!("-p {port} -c listen_addresses=127.0.0.1 -k {d} -c fsync=off");
+        let pg = PrivatePg {
+            dir,
+            bin,
+            port: free_port(),
+            fsync: fsync.to_string(),
+        };
+        pg.pg_start();
+        Some(pg)
+    }
+
+    /// Starts the server (again: after a crash, it recovers first).
+    fn pg_start(&self) {
+        let d = self.dir.path().join("data");
+        let d = d.to_str().unwrap();
+        let opts = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {d} -c fsync={}",
+            self.port, self.fsync
+        );
         let log = format!("{d}/log");
-        let start = as_postgres(
-            &bin.join("pg_ctl"),
-            &["-D", d, "-w", "-l", &log, "-o", &opts, "start"],
-        );
-        assert!(
-            start.status.success(),
-            "{}",
-            String::from_utf8_lossy(&start.stderr)
-        );
-        Some(PrivatePg { dir, bin, port })
+        // after a kill -9 the old backends may take a moment to go
+        for attempt in 0.. {
+            let start = as_postgres(
+                &self.bin.join("pg_ctl"),
+                &["-D", d, "-w", "-l", &log, "-o", &opts, "start"],
+            );
+            if start.status.success() {
+                break;
+            }
+            assert!(
+                attempt < 20,
+                "{} {}",
+                String::from_utf8_lossy(&start.stderr),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
     }
 
     fn stop_immediately(&self) {
@@ -245,10 +284,6 @@ fn a_server_stopped_mid_run_gives_counted_errors_and_a_result() {
         return;
     }
     let Some(pg) = PrivatePg::start() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "PostgreSQL's binaries are needed in CI"
-        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -260,15 +295,52 @@ fn a_server_stopped_mid_run_gives_counted_errors_and_a_result() {
 }
 
 #[test]
+fn a_server_killed_9_and_restarted_mid_run_keeps_every_acknowledged_insert() {
+    if !available() {
+        return;
+    }
+    let Some(pg) = PrivatePg::start_with("on") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let u = format!(
+        "postgres://postgres@127.0.0.1:{}/postgres?timeout=2s",
+        pg.port
+    );
+    let (r, v) = run_through_a_kill(
+        dir.path(),
+        &u,
+        &mut || {
+            // the postmaster and every backend at once, then crash recovery
+            signal_tree(pg.postmaster_pid(), libc::SIGKILL);
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            pg.pg_start();
+        },
+        INSERTS_ONLY,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ins = &v["inserts"];
+    assert!(ins["acknowledged"].as_u64().unwrap() > 0, "{ins}");
+    assert!(
+        ins["unknown"].as_u64().unwrap() > 0,
+        "the kill left inserts unanswered: {ins}"
+    );
+    assert!(ins["keys_file"].is_string(), "{ins}");
+    let check = yardstick(dir.path(), &["verify", "--db", &u, "kill.json", "-q"]);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+    let expect = format!(
+        "{} acknowledged present, 0 lost, 0 with other values",
+        ins["acknowledged"]
+    );
+    assert!(check.stdout.contains(&expect), "{}", check.stdout);
+}
+
+#[test]
 fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
     if !available() {
         return;
     }
     let Some(pg) = PrivatePg::start() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "PostgreSQL's binaries are needed in CI"
-        );
         return;
     };
     let pid = pg.postmaster_pid();
@@ -286,10 +358,6 @@ fn tpcc_with_the_server_stalled_at_the_end_ends_in_time_and_skips_the_checks() {
         return;
     }
     let Some(pg) = PrivatePg::start() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "PostgreSQL's binaries are needed in CI"
-        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

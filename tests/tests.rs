@@ -33,3 +33,4 @@ mod secrets;
 mod signals;
 mod suite;
 mod tpcc;
+mod verify;

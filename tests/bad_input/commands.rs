@@ -270,6 +270,46 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "cannot write {dir}/adir: is a directory; choose another -o",
     ),
     (
+        "verify {dir}/ok.json",
+        "the following required arguments were not provided: --db <URL>",
+    ),
+    (
+        "verify --db null://?store=memory",
+        "the following required arguments were not provided: <RESULTS>...",
+    ),
+    (
+        "verify --db oracle://x {dir}/ok.json",
+        "unknown database scheme 'oracle://'",
+    ),
+    (
+        "verify --db null:// {dir}/ok.json",
+        "null:// stores nothing, so there is nothing to read back: verify with",
+    ),
+    (
+        "run --db null:// --verify -p operationcount=10",
+        "null:// stores nothing, so there is nothing to read back: verify with",
+    ),
+    (
+        "verify --db null://?store=memory {dir}/nosuch.json",
+        "{dir}/nosuch.json: cannot read it: No such file or directory (os error",
+    ),
+    (
+        "verify --db null://?store=memory {dir}/garbage.json",
+        "{dir}/garbage.json: not JSON (expected ident at line 1 column 2); is it",
+    ),
+    (
+        "verify --db null://?store=memory {dir}/ok.json",
+        "nothing to verify: the phases inserted no records",
+    ),
+    (
+        "verify --db null://?store=memory {dir}/ok.json --concurrency 0",
+        "--threads must be at least 1 and --concurrency between 1 and 1024",
+    ),
+    (
+        "verify --db null://?store=memory {dir}/ok.json --threads -1",
+        "--threads -1: negative values are not accepted; give a positive value",
+    ),
+    (
         "compare {dir}/ok.json",
         "the following required arguments were not provided: <B>",
     ),

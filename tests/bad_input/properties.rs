@@ -162,6 +162,14 @@ pub(super) const CASES: &[(&[&str], &str)] = &[
         "property requestdistribution= (-p) is not one of uniform, zipfian,",
     ),
     (
+        &["latest.growth=gray"],
+        "property latest.growth=gray (-p) is not one of ycsb, textbook",
+    ),
+    (
+        &["requestdistribution=uniform", "latest.growth=YCSB!"],
+        "property latest.growth=YCSB! (-p) is not one of ycsb, textbook",
+    ),
+    (
         &["zipfian.constant=1"],
         "zipfian.constant=1 is not usable: choose a value above 0 (not 1) and at",
     ),

@@ -98,6 +98,11 @@ pub(crate) struct PhaseArgs {
     /// the result.
     #[arg(long)]
     pub clear: bool,
+    /// After the phase, read back every record it inserted: lost acknowledged
+    /// inserts, changed values (dataintegrity=true) and refused inserts that
+    /// are present all the same fail the command (exit 1); see `yardstick verify`.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -17,6 +17,7 @@ mod signals;
 mod status;
 mod suite;
 mod tpcc;
+mod verify;
 mod workloads;
 
 pub(crate) use args::{parse_duration_arg, parse_size_arg, Format, OnError, PhaseArgs};
@@ -146,6 +147,11 @@ pub(crate) enum Command {
         #[arg(long)]
         title: Option<String>,
     },
+    /// Read back every record the given load and run phases inserted and
+    /// report lost acknowledged inserts, values other than the ones written
+    /// (dataintegrity=true) and refused inserts that are present; exit 1 when
+    /// any is found. See docs/verify.md.
+    Verify(verify::VerifyArgs),
     /// List bindings, built-in workloads or properties with their defaults.
     List {
         #[arg(value_enum, default_value = "all")]
@@ -206,6 +212,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
         } => report::execute(inputs, out, *format, title.as_deref()),
         Command::Merge { files, out, force } => merge_files(files, out, *force),
         Command::Compare { a, b } => compare::execute(a, b),
+        Command::Verify(a) => control().and_then(|c| verify::execute(a, &c)),
         Command::Load(a) => control().and_then(|c| {
             phase::execute(a, yardstick_core::workload::Phase::Load, command_line, &c)
         }),

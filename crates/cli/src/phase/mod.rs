@@ -1,16 +1,18 @@
 //! `yardstick load` and `yardstick run`: resolve properties, open the target,
 //! run with a status line, write the result atomically, print the summary.
 mod resolve;
+mod summary;
 
 use crate::memlimit;
 use crate::status::StatusLine;
-use crate::{workloads, CliError, Format, OnError, PhaseArgs};
+use crate::{workloads, CliError, OnError, PhaseArgs};
 pub(crate) use resolve::resolve_properties;
 use resolve::{default_seed, phase_name};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::SystemTime;
+use summary::print_summary;
 use yardstick_bindings::WithBinding;
 use yardstick_core::binding::{Binding, BindingError, EngineInfo, OpenOptions};
 use yardstick_core::op::OpKind;
@@ -70,6 +72,9 @@ fn checked(
     if let Some(url) = &a.db {
         // the error line is redacted where it is printed
         yardstick_bindings::check_url(url).map_err(CliError::bad_input)?;
+        if a.verify {
+            crate::verify::check_readable(url)?;
+        }
     }
     Ok((props, workload, config))
 }
@@ -173,7 +178,7 @@ pub(crate) fn execute(
         if phases.len() > 1 && *ph == Phase::Load {
             cfg.max_execution_time = None;
         }
-        let r = run_one(
+        let (mut r, state) = run_one(
             a,
             *ph,
             &props,
@@ -186,13 +191,19 @@ pub(crate) fn execute(
             &redactor,
         )?;
         // the summary reaches the screen even when the file cannot be written
-        let written = write_result(&out_path, &r);
+        let written = crate::verify::write_with_keys(&out_path, &mut r, Some(&state));
         print_summary(
             a.format,
             &r,
             written.as_ref().ok().map(|()| out_path.as_path()),
             phases.len() > 1 && *ph == Phase::Load,
         );
+        if let Some(v) = &r.verification {
+            crate::verify::print_findings(v);
+            if !v.passed() {
+                code = crate::EXIT_FAILED;
+            }
+        }
         written?;
         if r.interrupted {
             code = control.exit_code();
@@ -210,36 +221,6 @@ fn write_result(path: &Path, r: &RunResult) -> Result<(), CliError> {
     crate::write_json(path, r)
 }
 
-/// The summary in `format`, and where the result is (`None`: it could not
-/// be written, which the error that follows says).
-fn print_summary(format: Format, r: &RunResult, path: Option<&Path>, brief: bool) {
-    let at = path.map_or_else(|| "not written".into(), |p| p.display().to_string());
-    match format {
-        Format::Json => {
-            if let Ok(s) = serde_json::to_string_pretty(r) {
-                println!("{s}");
-            }
-            eprintln!("result: {at}");
-        }
-        Format::Ycsb => {
-            print!("{}", yardstick_report::ycsb_text(r));
-            eprintln!("result: {at}");
-        }
-        Format::Table if brief => {
-            println!(
-                "loaded {} records in {:.2} s ({} inserts/s) · result: {at}",
-                yardstick_report::fmt::thousands(r.totals.operations),
-                r.elapsed_s,
-                yardstick_report::fmt::rate(r.totals.ops_per_sec),
-            );
-        }
-        Format::Table => {
-            print!("{}", yardstick_report::summary_table(r));
-            println!("\nresult: {at}");
-        }
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn run_one(
     a: &PhaseArgs,
@@ -252,7 +233,7 @@ fn run_one(
     command_line: &[String],
     control: &Control,
     redactor: &Redactor,
-) -> Result<RunResult, CliError> {
+) -> Result<(RunResult, Arc<SharedState>), CliError> {
     if control.stop.load(Ordering::SeqCst) {
         return Err(CliError {
             code: control.exit_code(),
@@ -285,6 +266,7 @@ fn run_one(
         control,
         status: &mut status,
         clear: a.clear && phase == Phase::Load,
+        verify: a.verify.then_some(a.quiet),
     };
     let opened = yardstick_bindings::open(url, &opts, exec);
     status.finish();
@@ -292,6 +274,7 @@ fn run_one(
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
     let out = opened.out;
+    let state = opened.state;
     spec.op_timeout = opened.op_timeout;
     let next_insert_keynum = opened.next_insert_keynum;
     let extra: Vec<String> = opened
@@ -321,6 +304,8 @@ fn run_one(
         extra,
     );
     let mut result = result::build_result(ctx, &out);
+    result.inserts = Some(result::inserts::Inserts::of(&state, phase));
+    result.verification = opened.verification;
     if phase == Phase::Run && config.instance.1 == 1 {
         result.runner.next_insert_keynum = Some(next_insert_keynum);
     }
@@ -334,7 +319,7 @@ fn run_one(
         }
         result.memory_limit = Some(m);
     }
-    Ok(result)
+    Ok((result, state))
 }
 
 /// `--start-at`: sleeps until the given time (Ctrl-C still stops).
@@ -496,6 +481,8 @@ struct Exec<'a> {
     status: &'a mut StatusLine,
     /// `load --clear`: empty the table before the load.
     clear: bool,
+    /// `--verify`: read the inserts back after the phase (quietly or not).
+    verify: Option<bool>,
 }
 
 /// What a phase measured and learnt of its binding.
@@ -510,6 +497,8 @@ struct Opened {
     op_timeout: Option<std::time::Duration>,
     next_insert_keynum: u64,
     cleared: Option<result::Cleared>,
+    state: Arc<SharedState>,
+    verification: Option<result::inserts::Verification>,
 }
 
 impl WithBinding for Exec<'_> {
@@ -559,6 +548,18 @@ impl WithBinding for Exec<'_> {
         } else {
             binding.disk_bytes()
         };
+        // an interrupted phase is not read back: the user asked to stop
+        let verification = match self.verify {
+            Some(quiet) if !out.interrupted => Some(crate::verify::after_phase(
+                binding.clone(),
+                state.clone(),
+                self.spec.phase,
+                &spec,
+                self.control,
+                quiet,
+            )?),
+            _ => None,
+        };
         Ok(Opened {
             out,
             engine,
@@ -568,6 +569,8 @@ impl WithBinding for Exec<'_> {
             op_timeout: spec.op_timeout,
             cleared,
             next_insert_keynum: state.inserts.issued(),
+            state,
+            verification,
         })
     }
 }

@@ -19,6 +19,11 @@ impl Counter {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The number `next` would hand out.
+    pub fn peek(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+
     /// Takes the next number if it is below `end`.
     #[inline]
     pub(crate) fn next_below(&self, end: u64) -> Option<u64> {

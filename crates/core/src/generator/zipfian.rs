@@ -52,6 +52,20 @@ fn zeta_euler_maclaurin(n: u64, theta: f64) -> f64 {
         + (d5(nf) - d5(m)) / 30240.0
 }
 
+/// How a Zipfian follows a growing item count (`nextLong(itemcount)`, which
+/// workload D's `latest` calls with the acknowledged insert count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Growth {
+    /// YCSB's: zeta grows with the item count (never shrinks), but eta keeps
+    /// the item count the generator was built with. Past the first items the
+    /// distribution is no longer Gray's; every published workload D number
+    /// was made with it.
+    #[default]
+    Ycsb,
+    /// Gray's formula for the current item count: zeta and eta both follow it.
+    Textbook,
+}
+
 #[derive(Debug, Clone)]
 pub struct Zipfian {
     base: u64,
@@ -65,6 +79,7 @@ pub struct Zipfian {
     /// 1 + 0.5^theta: the draw threshold of the second item, constant per theta.
     second_threshold: f64,
     items: u64,
+    growth: Growth,
 }
 
 impl Zipfian {
@@ -93,9 +108,16 @@ impl Zipfian {
             eta: 0.0,
             second_threshold: 1.0 + 0.5f64.powf(theta),
             items,
+            growth: Growth::Ycsb,
         };
         z.eta = z.eta_for(items);
         z
+    }
+
+    /// How the generator follows a growing item count.
+    pub(crate) fn with_growth(mut self, growth: Growth) -> Self {
+        self.growth = growth;
+        self
     }
 
     fn eta_for(&self, items: u64) -> f64 {
@@ -129,7 +151,12 @@ impl Zipfian {
         if itemcount != self.count_for_zeta {
             self.resize(itemcount);
         }
-        let u = rng.next_f64();
+        self.rank_of(rng.next_f64(), itemcount)
+    }
+
+    /// The value for the uniform draw `u` over `itemcount` items (after `resize`).
+    #[inline]
+    fn rank_of(&self, u: f64, itemcount: u64) -> u64 {
         let uz = u * self.zetan;
         if uz < 1.0 {
             return self.base;
@@ -144,30 +171,56 @@ impl Zipfian {
     #[cold]
     fn resize(&mut self, itemcount: u64) {
         let old = self.count_for_zeta;
+        let eta_items = match self.growth {
+            // YCSB's allowitemcountdecrease is off: a smaller count changes nothing
+            Growth::Ycsb if itemcount < old => return,
+            Growth::Ycsb => self.items,
+            Growth::Textbook => itemcount,
+        };
         self.zetan = if itemcount > old && itemcount - old <= EXACT_LIMIT {
             self.zetan + zeta_range(old, itemcount, self.theta)
         } else {
             zeta(itemcount, self.theta)
         };
         self.count_for_zeta = itemcount;
-        self.eta = self.eta_for(itemcount);
+        self.eta = self.eta_for(eta_items);
+    }
+
+    /// `next_over` with the uniform draw given: what the tests compare with
+    /// values computed from YCSB's formulas.
+    #[cfg(test)]
+    pub(crate) fn next_with(&mut self, u: f64, itemcount: u64) -> u64 {
+        if itemcount != self.count_for_zeta {
+            self.resize(itemcount);
+        }
+        self.rank_of(u, itemcount)
     }
 
     /// P(rank < k) of the values this generator draws over its item count: the exact
     /// distribution of Gray's method (not of the ideal Zipf law), used by the tests.
     #[cfg(test)]
     pub(crate) fn cdf_rank_below(&self, k: u64) -> f64 {
-        let n = self.items as f64;
-        match k {
-            0 => 0.0,
-            1 => 1.0 / self.zetan,
-            2 => self.zeta2 / self.zetan,
-            _ if k >= self.items => 1.0,
-            _ => {
-                let inner = (k as f64 / n).powf(1.0 - self.theta);
-                (1.0 - (1.0 - inner) / self.eta).max(self.zeta2 / self.zetan)
-            }
+        self.cdf_rank_below_over(k, self.items)
+    }
+
+    /// P(rank < k) over `itemcount` items with the generator's current zeta
+    /// and eta (after `resize`): ranks 0 and 1 below their thresholds, the
+    /// closed form above, where an eta of another item count (YCSB's) can
+    /// also give ranks 0 and 1.
+    #[cfg(test)]
+    pub(crate) fn cdf_rank_below_over(&self, k: u64, itemcount: u64) -> f64 {
+        if k == 0 {
+            return 0.0;
         }
+        if k >= itemcount {
+            return 1.0;
+        }
+        let t = self.zeta2 / self.zetan;
+        let below = if k == 1 { 1.0 / self.zetan } else { t };
+        // u where itemcount * (eta * u - eta + 1)^alpha reaches k
+        let inner = (k as f64 / itemcount as f64).powf(1.0 - self.theta);
+        let u_k = (1.0 - (1.0 - inner) / self.eta).min(1.0);
+        below + (u_k - t).max(0.0)
     }
 }
 

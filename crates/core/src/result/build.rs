@@ -292,6 +292,8 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             })
             .collect(),
         memory_limit: None,
+        inserts: None,
+        verification: None,
         merged: None,
     }
 }

@@ -278,7 +278,9 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
         .first()
         .map_or(1.0, |p| p.length_s)
         .max(1e-3);
-    let mut grid: BTreeMap<i64, IntervalPoint> = BTreeMap::new();
+    // warm-up points apart, so that the measured points add up to the totals
+    // even where one instance still warmed up while another measured
+    let mut grid: BTreeMap<(i64, bool), IntervalPoint> = BTreeMap::new();
     for ((_, r), s) in results.iter().zip(&starts) {
         let offset = s
             .duration_since(earliest)
@@ -286,26 +288,27 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             .unwrap_or(0.0);
         for p in &r.time_series {
             let key = ((p.t_s + offset) / len).round() as i64;
-            let e = grid.entry(key).or_insert_with(|| IntervalPoint {
-                index: key,
-                t_s: key as f64 * len,
-                length_s: len,
-                warmup: p.warmup,
-                ops: 0,
-                errors: 0,
-                not_found: 0,
-                duplicate_key: 0,
-                ops_per_sec: 0.0,
-                late: 0,
-                client_cpu_cores: 0.0,
-                per_op: Vec::new(),
-            });
+            let e = grid
+                .entry((key, !p.warmup))
+                .or_insert_with(|| IntervalPoint {
+                    index: key,
+                    t_s: key as f64 * len,
+                    length_s: len,
+                    warmup: p.warmup,
+                    ops: 0,
+                    errors: 0,
+                    not_found: 0,
+                    duplicate_key: 0,
+                    ops_per_sec: 0.0,
+                    late: 0,
+                    client_cpu_cores: 0.0,
+                    per_op: Vec::new(),
+                });
             e.ops += p.ops;
             e.errors += p.errors;
             e.not_found += p.not_found;
             e.duplicate_key += p.duplicate_key;
             e.late += p.late;
-            e.warmup &= p.warmup;
             e.client_cpu_cores += p.client_cpu_cores;
             e.ops_per_sec = e.ops as f64 / len;
             for o in &p.per_op {
@@ -436,6 +439,9 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             })
             .collect(),
         memory_limit: None,
+        // each instance keeps its own: verify takes the instance results
+        inserts: None,
+        verification: None,
         merged: Some(Merged {
             files,
             hosts,

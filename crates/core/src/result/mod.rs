@@ -2,6 +2,7 @@
 //! reproduce, merge and compare it. Written atomically.
 pub mod build;
 pub mod env;
+pub mod inserts;
 pub mod merge;
 pub mod read;
 pub mod redact;
@@ -63,6 +64,13 @@ pub struct RunResult {
     /// `--memory-limit`: the cap the benchmark process (engine included) ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<MemoryLimit>,
+    /// YCSB phases: the inserts the database acknowledged, refused and left
+    /// unanswered (the keys of the latter two in a side file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inserts: Option<inserts::Inserts>,
+    /// `--verify`: what reading back every insert found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<inserts::Verification>,
     /// `yardstick merge`: the instance results this one combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,

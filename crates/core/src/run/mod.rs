@@ -14,6 +14,7 @@ pub(crate) mod pacer;
 mod record;
 pub(crate) mod sampler;
 pub mod spec;
+pub mod verify;
 pub mod work;
 mod worker;
 mod ycsb;
@@ -157,3 +158,6 @@ pub fn run<W: Work>(
         }
     })
 }
+
+#[cfg(test)]
+mod series_tests;

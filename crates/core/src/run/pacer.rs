@@ -69,9 +69,11 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
             std::hint::spin_loop();
         }
     } else {
+        // the runtime's timer fires up to ~2 ms late (millisecond ticks,
+        // rounded up): sleep on it to 2 ms before, yield the rest
         let left = t - now;
-        if left > Duration::from_millis(2) {
-            tokio::time::sleep_until((t - Duration::from_millis(1)).into()).await;
+        if left > Duration::from_millis(3) {
+            tokio::time::sleep_until((t - Duration::from_millis(2)).into()).await;
         }
         while Instant::now() < t {
             tokio::task::yield_now().await;

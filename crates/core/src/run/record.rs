@@ -11,11 +11,18 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 pub(crate) enum Report {
+    /// Worker `worker` moved from interval `index` to interval `next`: what
+    /// it recorded in `index` (nothing: `None`). The sampler closes an
+    /// interval once every worker has moved past it, so no operation misses
+    /// its interval's point.
     Interval {
+        worker: usize,
         index: i64,
-        rec: Box<Recorder>,
+        next: i64,
+        rec: Option<Box<Recorder>>,
     },
     Done {
+        worker: usize,
         /// Scheduled operations never started because the run's time was up.
         unstarted: u64,
         /// How far behind schedule the worker's slots were when they stopped.
@@ -83,6 +90,7 @@ impl Intervals {
 /// One worker thread's recorder and where it is in the run's intervals.
 pub(crate) struct WorkerState {
     pub(crate) rec: Recorder,
+    worker: usize,
     /// Interval the data in `rec` belongs to, and its end.
     index: i64,
     boundary: Instant,
@@ -103,6 +111,7 @@ pub(crate) struct WorkerState {
 impl WorkerState {
     /// A worker's state when the run starts at `t0`.
     pub(crate) fn new(
+        worker: usize,
         intervals: Intervals,
         t0: Instant,
         tx: mpsc::Sender<Report>,
@@ -113,6 +122,7 @@ impl WorkerState {
         let first = intervals.index_of(t0);
         WorkerState {
             deadline,
+            worker,
             rec: Recorder::new(),
             index: first,
             boundary: intervals.start_of(first + 1),
@@ -134,10 +144,22 @@ impl WorkerState {
 
     #[cold]
     fn flush(&mut self, now: Instant) {
-        self.send();
-        self.index = self.intervals.index_of(now);
-        self.boundary = self.intervals.start_of(self.index + 1);
+        let next = self.intervals.index_of(now).max(self.index + 1);
+        self.send(next);
+        self.index = next;
+        self.boundary = self.intervals.start_of(next + 1);
         self.anchor = (Instant::now(), self.clock.raw());
+    }
+
+    /// The interval the worker is in.
+    pub(crate) fn index(&self) -> i64 {
+        self.index
+    }
+
+    /// When the current interval ends: the worker's timer flushes then, so
+    /// an interval closes on time even when every slot waits for the database.
+    pub(crate) fn boundary(&self) -> Instant {
+        self.boundary
     }
 
     /// The `Instant` of a raw stamp, to within the clock drift of one interval.
@@ -146,14 +168,17 @@ impl WorkerState {
         self.anchor.0 + Duration::from_nanos(self.clock.delta_as_nanos(self.anchor.1, stamp))
     }
 
-    pub(crate) fn send(&mut self) {
-        if !self.rec.is_empty() {
-            let _ = self.tx.send(Report::Interval {
-                index: self.index,
-                rec: Box::new(self.rec.clone()),
-            });
-            self.rec.reset();
-        }
+    /// Sends what the current interval holds, moving on to interval `next`
+    /// (the last send of a worker stays in its interval: `Done` follows).
+    pub(crate) fn send(&mut self, next: i64) {
+        let rec = (!self.rec.is_empty()).then(|| Box::new(self.rec.clone()));
+        self.rec.reset();
+        let _ = self.tx.send(Report::Interval {
+            worker: self.worker,
+            index: self.index,
+            next,
+            rec,
+        });
     }
 
     /// Records an operation whose call ran from stamp `start` to stamp `end`;

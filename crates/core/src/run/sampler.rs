@@ -9,7 +9,7 @@ use crate::op::OpKind;
 use crate::stats::Recorder;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant, SystemTime};
 
 /// One operation kind in one interval.
@@ -88,7 +88,8 @@ pub struct RunOutput {
     /// Process CPU time during measurement.
     pub cpu: Duration,
     /// Interval reports that arrived after their interval was closed (counted in
-    /// the totals, not in the time series).
+    /// the totals, not in the time series); none while every worker reports
+    /// its moves from interval to interval.
     pub late_reports: u64,
     /// The run stopped because more operations failed than `--max-errors` allows.
     pub stopped_by_errors: bool,
@@ -168,11 +169,12 @@ pub(crate) fn sample(
         length: spec.status_interval,
     };
     let wall_t0 = SystemTime::now() + t0.saturating_duration_since(Instant::now());
-    // Reports for an interval arrive when each worker finishes its first operation
-    // after the boundary; wait this long for them before closing the interval.
-    let grace = (iv.length / 4).min(Duration::from_millis(200));
     let mut pending: BTreeMap<i64, Recorder> = BTreeMap::new();
     let mut next_index = iv.index_of(t0);
+    // the interval each worker is in: an interval closes once every worker
+    // has moved past it (at its boundary, by each worker's timer), so every
+    // operation lands in the point of the interval it completed in
+    let mut front = vec![next_index; spec.threads];
     let mut total = Recorder::new();
     let mut series = Vec::new();
     let mut warmup_ops = 0;
@@ -232,27 +234,39 @@ pub(crate) fn sample(
     };
 
     loop {
-        let deadline = iv.start_of(next_index + 1) + grace;
-        let timeout = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(timeout) {
-            Ok(Report::Interval { index, rec }) => {
-                if index >= next_index {
-                    pending.entry(index).or_default().add(&rec);
-                } else {
-                    // its interval is closed: keep it in the totals
-                    late_reports += 1;
-                    if index >= 0 {
-                        total.add(&rec);
+        match rx.recv() {
+            Ok(Report::Interval {
+                worker,
+                index,
+                next,
+                rec,
+            }) => {
+                if let Some(f) = front.get_mut(worker) {
+                    *f = (*f).max(next);
+                }
+                if let Some(rec) = rec {
+                    if index >= next_index {
+                        pending.entry(index).or_default().add(&rec);
                     } else {
-                        warmup_ops += rec.counted_ops();
+                        // cannot happen while workers report their moves; kept in the totals
+                        late_reports += 1;
+                        if index >= 0 {
+                            total.add(&rec);
+                        } else {
+                            warmup_ops += rec.counted_ops();
+                        }
                     }
                 }
             }
             Ok(Report::Done {
+                worker,
                 unstarted: u,
                 final_lag_ns: l,
                 abandoned: a,
             }) => {
+                if let Some(f) = front.get_mut(worker) {
+                    *f = i64::MAX;
+                }
                 done += 1;
                 abandoned += a;
                 unstarted += u;
@@ -261,25 +275,30 @@ pub(crate) fn sample(
                     break;
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {
-                let rec = pending.remove(&next_index).unwrap_or_default();
-                close(
-                    next_index,
-                    rec,
-                    iv.length,
-                    false,
-                    &mut total,
-                    &mut series,
-                    &mut warmup_ops,
-                );
-                next_index += 1;
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
+            Err(_) => break,
+        }
+        // the run's end closes the interval it ended in, with its true length
+        let closable = front.iter().copied().min().unwrap_or(i64::MAX);
+        while next_index < closable && closable != i64::MAX {
+            let rec = pending.remove(&next_index).unwrap_or_default();
+            close(
+                next_index,
+                rec,
+                iv.length,
+                false,
+                &mut total,
+                &mut series,
+                &mut warmup_ops,
+            );
+            next_index += 1;
         }
     }
     let end = Instant::now();
     // Close what is left; the last interval ends when the run ended.
-    let last = iv.index_of(end).max(next_index);
+    let last = iv
+        .index_of(end)
+        .max(next_index)
+        .max(pending.keys().next_back().copied().unwrap_or(i64::MIN));
     while next_index <= last {
         let rec = pending.remove(&next_index).unwrap_or_default();
         let start = iv.start_of(next_index);
@@ -300,9 +319,6 @@ pub(crate) fn sample(
             );
         }
         next_index += 1;
-    }
-    for (_, rec) in std::mem::take(&mut pending) {
-        total.add(&rec);
     }
     let cpu_end = process_cpu_time();
     RunOutput {

@@ -145,6 +145,7 @@ pub(crate) fn run_worker<W: Work>(
     let clock = quanta::Clock::new();
     let deadline = ctx.spec.duration.map(|d| intervals.measure_start + d);
     let state = RefCell::new(WorkerState::new(
+        ctx.worker,
         intervals,
         t0,
         ctx.tx.clone(),
@@ -175,8 +176,25 @@ pub(crate) fn run_worker<W: Work>(
     let give_up = deadline
         .zip(ctx.spec.op_timeout)
         .and_then(|(d, t)| d.checked_add(t.saturating_add(Duration::from_millis(900))));
+    // hands the recorder over at every boundary, busy slots or not
+    let flusher = async {
+        loop {
+            let at = state.borrow().boundary();
+            tokio::time::sleep_until(at.into()).await;
+            state.borrow_mut().advance(Instant::now());
+        }
+    };
     let (ends, abandoned) = rt.block_on(async {
-        let all = futures_util::future::join_all(loops);
+        let all = async {
+            let (all, flusher) = (
+                std::pin::pin!(futures_util::future::join_all(loops)),
+                std::pin::pin!(flusher),
+            );
+            match futures_util::future::select(all, flusher).await {
+                futures_util::future::Either::Left((ends, _)) => ends,
+                futures_util::future::Either::Right(((), _)) => Vec::new(),
+            }
+        };
         match give_up {
             None => (all.await, 0),
             Some(at) => {
@@ -189,8 +207,10 @@ pub(crate) fn run_worker<W: Work>(
             }
         }
     });
-    state.borrow_mut().send();
+    let last = state.borrow().index();
+    state.borrow_mut().send(last);
     let _ = ctx.tx.send(Report::Done {
+        worker: ctx.worker,
         unstarted: ends.iter().map(|e| e.unstarted).sum(),
         final_lag_ns: ends.iter().map(|e| e.lag_ns).max().unwrap_or(0),
         abandoned,

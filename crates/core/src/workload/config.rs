@@ -2,6 +2,7 @@
 //! as a whole: every inconsistency is one clear message naming the fix.
 use super::properties::{self as p, Properties, PropertyError};
 use crate::binding::{InsertMode, Schema, UpdateMode};
+use crate::generator::zipfian::Growth;
 use crate::op::OpKind;
 use std::time::Duration;
 
@@ -12,7 +13,10 @@ pub enum RequestDistribution {
     Zipfian {
         theta: f64,
     },
-    Latest,
+    /// Workload D's skewed latest.
+    Latest {
+        growth: Growth,
+    },
     Hotspot {
         data_fraction: f64,
         opn_fraction: f64,
@@ -29,7 +33,7 @@ impl RequestDistribution {
         match self {
             RequestDistribution::Uniform => "uniform",
             RequestDistribution::Zipfian { .. } => "zipfian",
-            RequestDistribution::Latest => "latest",
+            RequestDistribution::Latest { .. } => "latest",
             RequestDistribution::Hotspot { .. } => "hotspot",
             RequestDistribution::Sequential => "sequential",
             RequestDistribution::Exponential { .. } => "exponential",
@@ -235,6 +239,11 @@ impl CoreConfig {
                 props.shown(p::ZIPFIAN_CONSTANT)
             )));
         }
+        // checked whatever the distribution, like the other distributions' settings
+        let growth = match props.get_choice(p::LATEST_GROWTH, &["ycsb", "textbook"])? {
+            "ycsb" => Growth::Ycsb,
+            _ => Growth::Textbook,
+        };
         let request_distribution = match props.get_choice(
             p::REQUEST_DISTRIBUTION,
             &[
@@ -248,7 +257,7 @@ impl CoreConfig {
         )? {
             "uniform" => RequestDistribution::Uniform,
             "zipfian" => RequestDistribution::Zipfian { theta },
-            "latest" => RequestDistribution::Latest,
+            "latest" => RequestDistribution::Latest { growth },
             "hotspot" => hotspot,
             "sequential" => RequestDistribution::Sequential,
             _ => RequestDistribution::Exponential { percentile, frac },

@@ -2,10 +2,12 @@
 //! operation stream.
 pub mod config;
 pub mod keys;
+pub mod ledger;
 pub mod properties;
 pub mod stream;
 
 pub use config::{CoreConfig, LengthDistribution, RequestDistribution};
+pub use ledger::{Fate, InsertLedger};
 pub use properties::{Properties, PropertyError};
 pub use stream::PlannedOp;
 pub use stream::{Phase, SharedState, Stream};

@@ -43,6 +43,7 @@ props! {
     READMODIFYWRITE_PROPORTION = "readmodifywriteproportion", "0", "share of read-modify-writes (read a record, then update it)";
     REQUEST_DISTRIBUTION = "requestdistribution", "uniform", "key popularity: uniform, zipfian, latest, hotspot, sequential or exponential";
     ZIPFIAN_CONSTANT = "zipfian.constant", "0.99", "theta of the zipfian and scrambled zipfian distributions";
+    LATEST_GROWTH = "latest.growth", "ycsb", "latest: how popularity follows inserts; ycsb (YCSB's generator: eta stays that of recordcount) or textbook (Gray's formula for the current count)";
     HOTSPOT_DATA_FRACTION = "hotspotdatafraction", "0.2", "hotspot: fraction of keys in the hot set";
     HOTSPOT_OPN_FRACTION = "hotspotopnfraction", "0.8", "hotspot: fraction of operations on the hot set";
     EXPONENTIAL_PERCENTILE = "exponential.percentile", "95", "exponential: percent of operations within exponential.frac of the newest keys";

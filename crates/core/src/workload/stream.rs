@@ -3,6 +3,7 @@
 //! process share (the load counter and the acknowledged insert counter).
 use super::config::{CoreConfig, LengthDistribution, RequestDistribution};
 use super::keys::{build_key, deterministic_value};
+use super::ledger::InsertLedger;
 use crate::binding::{Fields, Record, WriteSet};
 use crate::generator::{
     AcknowledgedCounter, Counter, Discrete, Exponential, Hotspot, LengthGenerator,
@@ -28,6 +29,8 @@ pub struct SharedState {
     /// Run phase: record numbers for inserts; reads stay at or below its limit.
     pub inserts: AcknowledgedCounter,
     pub sequential: Option<Sequential>,
+    /// Inserts not acknowledged, for `yardstick verify`.
+    pub ledger: InsertLedger,
 }
 
 impl SharedState {
@@ -45,7 +48,21 @@ impl SharedState {
             load_end,
             inserts: AcknowledgedCounter::new(config.record_count),
             sequential,
+            ledger: InsertLedger::default(),
             config,
+        }
+    }
+
+    /// The record numbers this process's inserts took, [first, end): the
+    /// load's range as far as it got, or the run's new records (warm-up
+    /// included). Numbers before the mapping of `--instance` (see [`instance_key`]).
+    pub fn insert_range(&self, phase: Phase) -> (u64, u64) {
+        match phase {
+            Phase::Load => (
+                self.config.insert_start,
+                self.load_counter.peek().min(self.load_end),
+            ),
+            Phase::Run => (self.config.record_count, self.inserts.issued()),
         }
     }
 }
@@ -105,8 +122,8 @@ impl Stream {
                     theta,
                 ))
             }
-            RequestDistribution::Latest => {
-                KeyChooser::Latest(SkewedLatest::new(c.record_count.saturating_sub(1)))
+            RequestDistribution::Latest { growth } => {
+                KeyChooser::Latest(SkewedLatest::new(c.record_count.saturating_sub(1), growth))
             }
             RequestDistribution::Hotspot {
                 data_fraction,
@@ -339,7 +356,7 @@ impl Stream {
 /// instances of one run insert disjoint keys; reads and updates of new records
 /// reach only the ones this instance inserted and saw acknowledged.
 #[inline]
-pub(crate) fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
+pub fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
     let (i, n) = c.instance;
     if n > 1 && keynum >= c.record_count {
         c.record_count + (keynum - c.record_count) * n + i

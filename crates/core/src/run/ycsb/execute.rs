@@ -1,17 +1,19 @@
 //! Executing one operation or one load batch: timing, the statuses that are
 //! retried, and the backoff between retries.
 use super::Buffers;
-use crate::binding::{Batch, Fields, Outcome, Session, Status};
+use crate::binding::{Fields, Outcome, Session, Status};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
 use crate::run::record::{Origin, Recording};
+use crate::workload::ledger::Pending;
+use crate::workload::stream::instance_key;
 use crate::workload::{Phase, PlannedOp, SharedState, Stream};
 use std::time::Instant;
 
 /// One batch insert of the load phase, with YCSB's insertion retries.
 pub(super) async fn execute_batch<S: Session>(
     s: &mut S,
-    batch: &Batch,
+    b: &Buffers,
     shared: &SharedState,
     intended: Option<Instant>,
     rec: &Recording<'_>,
@@ -20,8 +22,9 @@ pub(super) async fn execute_batch<S: Session>(
     let first = rec.stamp();
     let mut attempt = 0u32;
     let (mut out, mut start, mut end);
+    let mut pending = Pending::new(&shared.ledger, &b.batch_keynums);
     loop {
-        (out, start, end) = rec.timed(s.insert_batch(batch)).await;
+        (out, start, end) = rec.timed(s.insert_batch(&b.batch)).await;
         if out.status.is_ok()
             || out.status == Status::DuplicateKey
             || attempt >= c.insertion_retry_limit
@@ -29,11 +32,13 @@ pub(super) async fn execute_batch<S: Session>(
         {
             break;
         }
+        pending.attempt(out.status);
         attempt += 1;
         rec.retry(OpKind::BatchInsert);
         let jitter = 0.8 + 0.4 * (fnvhash64(first ^ attempt as u64) % 1000) as f64 / 1000.0;
         tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
     }
+    pending.settle(out.status);
     rec.record(
         OpKind::BatchInsert,
         &out,
@@ -66,7 +71,10 @@ pub(super) fn backoff(base: std::time::Duration, attempt: u32, salt: u64) -> std
 /// (outcome, first attempt's start, last attempt's start, last attempt's end):
 /// response time covers every attempt, service time the last one.
 macro_rules! with_retries {
-    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $call:expr) => {{
+    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $call:expr) => {
+        with_retries!($rec, $kind, $cfg, $salt, $call, |_| ())
+    };
+    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $call:expr, $retried:expr) => {{
         let mut attempt = 0u32;
         let mut first = None;
         loop {
@@ -75,6 +83,8 @@ macro_rules! with_retries {
             if !retryable(out.status) || attempt >= $cfg.retry_limit || $rec.stopped() {
                 break (out, first, start, end);
             }
+            #[allow(clippy::redundant_closure_call)]
+            ($retried)(out.status);
             attempt += 1;
             $rec.retry($kind);
             tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
@@ -131,8 +141,17 @@ pub(super) async fn execute<S: Session>(
         }
         OpKind::Insert if phase == Phase::Run => {
             stream.values(shared, &b.key, Fields::All, &mut b.values);
-            let (out, first, start, end) =
-                with_retries!(rec, OpKind::Insert, c, salt, s.insert(&b.key, &b.values));
+            let keynum = [instance_key(c, op.keynum)];
+            let mut pending = Pending::new(&shared.ledger, &keynum);
+            let (out, first, start, end) = with_retries!(
+                rec,
+                OpKind::Insert,
+                c,
+                salt,
+                s.insert(&b.key, &b.values),
+                |st| pending.attempt(st)
+            );
+            pending.settle(out.status);
             let done = rec.record(OpKind::Insert, &out, origin(first), start, end);
             if let Err(e) = shared.inserts.acknowledge(op.keynum) {
                 rec.message(OpKind::Insert, Status::Error, &e.to_string());
@@ -152,12 +171,15 @@ pub(super) async fn execute<S: Session>(
             let first = rec.stamp();
             let mut attempt = 0u32;
             let (mut out, mut start, mut end);
+            let keynum = [op.keynum];
+            let mut pending = Pending::new(&shared.ledger, &keynum);
             loop {
                 (out, start, end) = rec.timed(s.insert(&b.key, &b.values)).await;
                 let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
                 if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
                     break;
                 }
+                pending.attempt(out.status);
                 attempt += 1;
                 rec.retry(OpKind::Insert);
                 // YCSB waits 0.8 to 1.2 times the retry interval.
@@ -165,6 +187,7 @@ pub(super) async fn execute<S: Session>(
                     0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
                 tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
             }
+            pending.settle(out.status);
             // Response time covers every attempt; service time the last one.
             rec.record(OpKind::Insert, &out, origin(first), start, end)
         }

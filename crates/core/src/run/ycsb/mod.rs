@@ -6,6 +6,7 @@ mod execute;
 use super::record::Recording;
 use super::work::{SlotId, Stepped, Work};
 use crate::binding::{Batch, Binding, BindingError, Fields, Record, ScanRows, WriteSet};
+use crate::workload::stream::instance_key;
 use crate::workload::{Phase, SharedState, Stream};
 use execute::{execute, execute_batch};
 use std::sync::Arc;
@@ -35,6 +36,8 @@ struct Buffers {
     record: Record,
     scan: ScanRows,
     batch: Batch,
+    /// The record numbers of `batch`'s keys.
+    batch_keynums: Vec<u64>,
 }
 
 pub struct YcsbSlot<S> {
@@ -57,6 +60,7 @@ impl<B: Binding> Work for Ycsb<B> {
                 record: Record::with_fields(fields),
                 scan: ScanRows::with_fields(fields),
                 batch: Batch::default(),
+                batch_keynums: Vec::new(),
             },
         })
     }
@@ -72,18 +76,21 @@ impl<B: Binding> Work for Ycsb<B> {
         let YcsbSlot { session, stream, b } = slot;
         if self.phase == Phase::Load && shared.config.batch_size > 1 {
             b.batch.clear();
+            b.batch_keynums.clear();
             while b.batch.len() < shared.config.batch_size {
                 let Some(op) = stream.next_load_op(shared) else {
                     break;
                 };
                 let (key, values) = b.batch.push();
+                b.batch_keynums
+                    .push(instance_key(&shared.config, op.keynum));
                 stream.key(shared, op.keynum, key);
                 stream.values(shared, key, Fields::All, values);
             }
             if b.batch.is_empty() {
                 return None;
             }
-            let end = execute_batch(session, &b.batch, shared, intended, rec).await;
+            let end = execute_batch(session, b, shared, intended, rec).await;
             return Some(Stepped {
                 end,
                 ops: b.batch.len() as u64,
