@@ -295,3 +295,62 @@ fn the_slots_of_one_thread_overlap_their_simulated_latency() {
     );
     assert!(v["totals"]["ops_per_sec"].as_f64().unwrap() > 1800.0);
 }
+
+#[test]
+fn until_ends_a_steady_run_once_its_interval_is_narrow_and_says_when_it_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |until: &str, duration: &str, out: &str| {
+        let r = yardstick(
+            dir.path(),
+            &[
+                "run",
+                "--db",
+                "null://?latency=200us",
+                "-p",
+                "recordcount=100",
+                "--until",
+                until,
+                "--duration",
+                duration,
+                "--status-interval",
+                "100ms",
+                "-q",
+                "--out",
+                out,
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        (r, read_json(&dir.path().join(out)))
+    };
+    let (r, v) = run("ci<5%", "60s", "u.json");
+    assert_schema_valid(&v);
+    let c = &v["convergence"];
+    assert_eq!(c["reached"], true, "{c}");
+    assert_eq!(v["complete"], true);
+    let elapsed = v["elapsed_s"].as_f64().unwrap();
+    assert!(
+        elapsed < 30.0,
+        "stopped once converged, not at 60 s: {elapsed}"
+    );
+    let e = &c["estimates"][0];
+    assert_eq!(e["metric"], "throughput");
+    assert!(e["relative"].as_f64().unwrap() < 0.05, "{e}");
+    assert!(e["intervals"].as_u64().unwrap() >= 10, "{e}");
+    assert!(c["method"].as_str().unwrap().contains("effective"));
+    assert!(
+        r.stdout.contains("until throughput ci<5%: reached"),
+        "{}",
+        r.stdout
+    );
+    // a bound no run meets in 1.5 s: the run goes to its limit and says so
+    let (_, v) = run("ci<0.001%,p99 ci<0.001%", "1500ms", "n.json");
+    assert_schema_valid(&v);
+    assert_eq!(v["convergence"]["reached"], false);
+    assert!(v["elapsed_s"].as_f64().unwrap() >= 1.4);
+    let warned = v["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .contains("was not reached before the run's limit")
+    });
+    assert!(warned, "{}", v["warnings"]);
+}

@@ -232,8 +232,28 @@ fn the_same_seed_replays_the_same_operation_stream() {
     assert_ne!(a, run("8", "c.json"));
 }
 
+/// Every line of `text` as YCSB's own reports/report.py reads it:
+/// (section, metric, value).
+fn ycsb_lines(text: &str) -> Vec<(String, String, String)> {
+    // the pattern of YCSB's reports/report.py
+    let pattern =
+        regex::Regex::new(r"^\[([^,]*)\],\s*(\d*[^\(,\d=]{3,}(=\-?\d+)?)[^,]*,\s*([0-9\.Ee]+)")
+            .unwrap();
+    text.lines()
+        .map(|l| {
+            let c = pattern
+                .captures(l)
+                .unwrap_or_else(|| panic!("YCSB's pattern does not read {l:?}"));
+            // the whole value is read, not a prefix of it
+            assert!(l.ends_with(&c[4]), "{l:?}");
+            let metric = l.split(", ").nth(1).unwrap().to_string();
+            (c[1].to_string(), metric, c[4].to_string())
+        })
+        .collect()
+}
+
 #[test]
-fn ycsb_format_prints_ycsb_text() {
+fn ycsb_format_prints_ycsb_text_with_ycsbs_field_types() {
     let dir = tempfile::tempdir().unwrap();
     let r = yardstick(
         dir.path(),
@@ -251,22 +271,72 @@ fn ycsb_format_prints_ycsb_text() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    for line in [
-        "[OVERALL], RunTime(ms), ",
-        "[OVERALL], Throughput(ops/sec), ",
-        "[READ], Operations, ",
-        "[READ], 99thPercentileLatency(us), ",
-        "[UPDATE], Return=OK, ",
-    ] {
-        assert!(r.stdout.contains(line), "missing {line:?} in\n{}", r.stdout);
+    let lines = ycsb_lines(&r.stdout);
+    for (section, metric, value) in &lines {
+        let double = matches!(
+            metric.as_str(),
+            "Throughput(ops/sec)" | "AverageLatency(us)"
+        );
+        if double {
+            // Java's Double.toString: a point, or an exponent
+            assert!(
+                value.contains('.') || value.contains('E'),
+                "{metric} {value}"
+            );
+            value.parse::<f64>().unwrap();
+        } else {
+            assert!(
+                value.parse::<u64>().is_ok(),
+                "[{section}], {metric}: {value} is not an integer"
+            );
+        }
     }
-    let ops: u64 = r
-        .stdout
-        .lines()
-        .filter(|l| l.ends_with(|c: char| c.is_ascii_digit()) && l.contains("], Operations, "))
-        .map(|l| l.rsplit(", ").next().unwrap().parse::<u64>().unwrap())
+    let has = |s: &str, m: &str| lines.iter().any(|(a, b, _)| a == s && b == m);
+    for (s, m) in [
+        ("OVERALL", "RunTime(ms)"),
+        ("OVERALL", "Throughput(ops/sec)"),
+        ("READ", "Operations"),
+        ("READ", "AverageLatency(us)"),
+        ("READ", "MinLatency(us)"),
+        ("READ", "95thPercentileLatency(us)"),
+        ("READ", "99thPercentileLatency(us)"),
+        ("UPDATE", "Return=OK"),
+    ] {
+        assert!(has(s, m), "missing [{s}], {m} in\n{}", r.stdout);
+    }
+    // null:// answers in well under a microsecond: whole microseconds, as YCSB
+    let min = lines
+        .iter()
+        .find(|(s, m, _)| s == "READ" && m == "MinLatency(us)")
+        .unwrap();
+    assert_eq!(min.2, "0");
+    let ops: u64 = lines
+        .iter()
+        .filter(|(_, m, _)| m == "Operations")
+        .map(|(_, _, v)| v.parse::<u64>().unwrap())
         .sum();
     assert_eq!(ops, 10_000);
+    // a paced run adds the response time from the intended start
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://",
+            "-p",
+            "operationcount=500",
+            "--target",
+            "1000",
+            "--format",
+            "ycsb",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines = ycsb_lines(&r.stdout);
+    assert!(lines
+        .iter()
+        .any(|(s, m, _)| s == "Intended-READ" && m == "99thPercentileLatency(us)"));
 }
 
 #[test]

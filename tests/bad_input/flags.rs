@@ -6,6 +6,22 @@ use super::*;
 /// (command line, words its one error line must contain)
 pub(super) const CASES: &[(&str, &str)] = &[
     (
+        "load --db null:// --until ci<2%",
+        "--until applies to the run phase: use it with `yardstick run`",
+    ),
+    (
+        "run --db null:// --until ci<0% --duration 1s",
+        "--until 'ci<0%' is not a condition: write ci<2% (throughput) or p99",
+    ),
+    (
+        "run --db null:// --until p95ci<2% --duration 1s",
+        "--until 'p95ci<2%' is not a condition: write ci<2% (throughput) or",
+    ),
+    (
+        "run --db null:// --until ci<2%,ci<1 --duration 1s",
+        "--until 'ci<1' is not a condition: write ci<2% (throughput) or p99",
+    ),
+    (
         "run --db null:// --memory-limit 18446744073709551616",
         "is more than this machine's memory",
     ),

@@ -98,6 +98,14 @@ pub(crate) struct PhaseArgs {
     /// the result.
     #[arg(long)]
     pub clear: bool,
+    /// Run phase: end once the 95% confidence interval of throughput is
+    /// narrower than the bound, relative to its mean (`ci<2%`), or of every
+    /// operation's p99 (`p99 ci<5%`); both with a comma. Judged from 10
+    /// intervals on, over the series' effective size (autocorrelation
+    /// accounted for, as compare does); --duration or operationcount still
+    /// bound the run.
+    #[arg(long, value_name = "COND")]
+    pub until: Option<String>,
     /// After the phase, read back every record it inserted: lost acknowledged
     /// inserts, changed values (dataintegrity=true) and refused inserts that
     /// are present all the same fail the command (exit 1); see `yardstick verify`.

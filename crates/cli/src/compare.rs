@@ -98,9 +98,7 @@ pub(crate) fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
 }
 
 fn measured(r: &RunResult) -> impl Iterator<Item = &IntervalPoint> {
-    r.time_series
-        .iter()
-        .filter(|p| !p.warmup && p.length_s > 0.0)
+    yardstick_core::run::rate_points(&r.time_series)
 }
 
 /// Per-interval samples of one metric of one operation (or of all, `op` None).
@@ -156,7 +154,8 @@ fn show(metric: Metric, v: f64) -> String {
     match metric {
         Metric::Throughput => format!("{v:.0}"),
         _ if v >= 1e6 => format!("{:.2} ms", v / 1e6),
-        _ => format!("{:.1} µs", v / 1e3),
+        _ if v >= 1e3 => format!("{:.1} µs", v / 1e3),
+        _ => format!("{v:.0} ns"),
     }
 }
 

@@ -171,6 +171,7 @@ fn spec(threads: usize, concurrency: usize, c: &CoreConfig) -> RunSpec {
         expected_ops: None,
         max_errors: None,
         op_timeout: None,
+        until: Vec::new(),
     }
 }
 

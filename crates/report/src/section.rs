@@ -21,11 +21,15 @@ pub(crate) struct Section {
     pub(crate) tables: Vec<Table>,
 }
 
+/// Microseconds for the tables' µs columns, with the digits a
+/// sub-microsecond value needs (0.180, not 0.2 or 0).
 pub(crate) fn us(ns: f64) -> String {
     if ns >= 100_000.0 {
         format!("{:.0}", ns / 1e3)
-    } else {
+    } else if ns >= 1_000.0 {
         format!("{:.1}", ns / 1e3)
+    } else {
+        format!("{:.3}", ns / 1e3)
     }
 }
 
@@ -60,5 +64,18 @@ pub(crate) fn ci_text(x: &[f64], digits: usize) -> (String, String, Option<f64>,
             Some(c.mean),
             c.half_width,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn microseconds_keep_the_digits_sub_microsecond_values_need() {
+        assert_eq!(us(180.0), "0.180");
+        assert_eq!(us(40.0), "0.040");
+        assert_eq!(us(12_345.0), "12.3");
+        assert_eq!(us(250_000.0), "250");
     }
 }

@@ -19,6 +19,7 @@ use yardstick_core::op::OpKind;
 use yardstick_core::result::{
     self, BindingInfo, HostInfo, Redactor, ResultContext, RunResult, Semantics,
 };
+use yardstick_core::run::converge::Until;
 use yardstick_core::run::{self, Control, RunOutput, RunSpec};
 use yardstick_core::workload::properties as p;
 use yardstick_core::workload::{CoreConfig, Phase, Properties, SharedState};
@@ -39,6 +40,14 @@ fn checked(
         return Err(CliError::bad_input(
             "--clear applies to the load phase: use it with `yardstick load`",
         ));
+    }
+    if let Some(u) = &a.until {
+        if phase == Phase::Load {
+            return Err(CliError::bad_input(
+                "--until applies to the run phase: use it with `yardstick run`",
+            ));
+        }
+        Until::parse_all(u).map_err(CliError::bad_input)?;
     }
     if phase == Phase::Run && a.batch.is_some() {
         return Err(CliError::bad_input(
@@ -243,6 +252,14 @@ fn run_one(
     let mut spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
     spec.instance = a.instance.unwrap_or((0, 1));
+    // parsed once already, by `checked`
+    spec.until = a
+        .until
+        .as_deref()
+        .map(Until::parse_all)
+        .transpose()
+        .map_err(CliError::bad_input)?
+        .unwrap_or_default();
     wait_for_start(a.start_at, control)?;
     spec.max_errors = match a.on_error {
         Some(OnError::Stop) => Some(0),
@@ -459,6 +476,8 @@ fn run_capped(
         cpu: Default::default(),
         late_reports: 0,
         stopped_by_errors: false,
+        convergence: None,
+        floor: None,
     };
     let mut r = result::build_result(ctx, &out);
     // no figures: the result is incomplete, and its first warning says why

@@ -29,7 +29,37 @@ pub(super) fn print_summary(format: Format, r: &RunResult, path: Option<&Path>, 
         }
         Format::Table => {
             print!("{}", yardstick_report::summary_table(r));
+            if let Some(c) = &r.convergence {
+                println!("\n{}", convergence_line(c));
+            }
             println!("\nresult: {at}");
         }
     }
+}
+
+/// `--until`'s outcome in one line: whether it held, and each estimate.
+fn convergence_line(c: &yardstick_core::run::converge::Convergence) -> String {
+    use yardstick_report::fmt::{latency, rate};
+    let estimates: Vec<String> = c
+        .estimates
+        .iter()
+        .map(|e| {
+            let value = match &e.op {
+                Some(op) => format!("{op} p99 {}", latency(e.mean)),
+                None => format!("{} ops/s", rate(e.mean)),
+            };
+            format!(
+                "{value} ±{:.1}% ({} intervals, {:.1} effective)",
+                e.relative * 100.0,
+                e.intervals,
+                e.effective_intervals
+            )
+        })
+        .collect();
+    let verdict = if c.reached { "reached" } else { "not reached" };
+    format!(
+        "until {}: {verdict}; {} (95% confidence)",
+        c.until.join(", "),
+        estimates.join("; ")
+    )
 }

@@ -79,6 +79,9 @@ impl Frame {
                 cpu_cores_used: 0.0,
                 cores_available: yardstick_core::run::cpu::available_cores(),
                 cpu_ns_per_op: 0.0,
+                floor: None,
+                histogram: None,
+                limited: None,
             },
             warnings: Vec::new(),
             error_samples: Vec::new(),
@@ -205,6 +208,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         expected_ops: None,
         max_errors: None,
         op_timeout: timeout,
+        until: Vec::new(),
     };
     if !a.quiet {
         eprintln!(
@@ -298,6 +302,9 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         } else {
             0.0
         },
+        floor: None,
+        histogram: None,
+        limited: None,
     };
     r.warnings = warnings;
     r.error_samples = m.error_samples;

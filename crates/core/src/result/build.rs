@@ -24,6 +24,54 @@ pub struct ResultContext<'a> {
 /// Process CPU above this share of all cores means the client may be the bottleneck.
 const SATURATED: f64 = 0.9;
 
+/// The verdict on the client: limited when its worker threads used
+/// (nearly) all the CPU they can, or when paced operations started more
+/// than 1 ms late at p99.
+fn client_limit(saturated: bool, cpu_of_usable: f64, schedule: Option<&Schedule>) -> ClientLimit {
+    let lag_p99 = schedule.map(|s| s.start_lag_ns.p99);
+    let late = lag_p99.is_some_and(|l| l > 1_000_000);
+    let reason = match (saturated, late) {
+        (true, _) => format!(
+            "its worker threads used {:.0}% of the CPU they can use; add --threads or machines, or the database is faster than measured",
+            cpu_of_usable * 100.0
+        ),
+        (false, true) => format!(
+            "paced operations started {:.2} ms late at p99; add --threads or --concurrency, or lower --target",
+            lag_p99.unwrap_or(0) as f64 / 1e6
+        ),
+        (false, false) => format!(
+            "not limited: its worker threads used {:.0}% of the CPU they can use{}",
+            cpu_of_usable * 100.0,
+            lag_p99
+                .map(|l| format!(", paced operations started {:.3} ms late at p99", l as f64 / 1e6))
+                .unwrap_or_default()
+        ),
+    };
+    ClientLimit {
+        client_limited: saturated || late,
+        cpu_of_usable,
+        start_lag_p99_ns: lag_p99,
+        reason,
+    }
+}
+
+/// The histograms' resolution and the range the run's values reached.
+fn histogram_info(total: &crate::stats::Recorder) -> HistogramInfo {
+    let highest_ns = total
+        .ops
+        .iter()
+        .flatten()
+        .map(|o| o.response.max().max(o.service.max()).max(o.failed.max()))
+        .max()
+        .unwrap_or(0);
+    HistogramInfo {
+        significant_digits: crate::stats::SIGNIFICANT_DIGITS,
+        lowest_ns: 1,
+        highest_ns,
+        clamped: total.clamped,
+    }
+}
+
 /// [value, cumulative fraction] points of `h`: HdrHistogram's percentile
 /// iteration, so points crowd toward the tail where latency plots need them.
 pub fn cdf(h: &hdrhistogram::Histogram<u64>) -> Vec<[f64; 2]> {
@@ -117,7 +165,22 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     // The workers can use at most one core each: a client using (nearly) all of
     // min(threads, cores) is the bottleneck, whatever the machine's size.
     let usable = spec.threads.min(cores) as f64;
-    if elapsed > 0.5 && cores_used > SATURATED * usable {
+    let saturated = elapsed > 0.5 && cores_used > SATURATED * usable;
+    let limited = client_limit(saturated, cores_used / usable, schedule.as_ref());
+    if limited.client_limited
+        && !saturated
+        && !warnings.iter().any(|w| w.starts_with("target rate missed"))
+    {
+        warnings.push(format!("client-limited: {}", limited.reason));
+    }
+    let histogram = histogram_info(total);
+    if histogram.clamped > 0 {
+        warnings.push(format!(
+            "{} values were beyond the latency histograms' range and were clamped to {} ns; the highest latencies are understated",
+            histogram.clamped, histogram.highest_ns
+        ));
+    }
+    if saturated {
         warnings.push(format!(
             "client CPU saturated: the benchmark process used {cores_used:.2} cores with {} worker thread(s) on {cores} cores; the client (or an embedded engine running in it) may be the bottleneck",
             spec.threads
@@ -141,6 +204,24 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             "{errors} operations did not succeed ({:.2}%): {}",
             100.0 * errors as f64 / total.total_ops().max(1) as f64,
             by_status.join(", ")
+        ));
+    }
+    if let Some(c) = out.convergence.as_ref().filter(|c| !c.reached) {
+        let widths: Vec<String> = c
+            .estimates
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} ±{:.1}%",
+                    e.op.as_deref().unwrap_or("throughput"),
+                    e.relative * 100.0
+                )
+            })
+            .collect();
+        warnings.push(format!(
+            "--until {} was not reached before the run's limit ({}); give a longer --duration or a wider bound",
+            c.until.join(","),
+            widths.join(", ")
         ));
     }
     if out.stopped_by_errors {
@@ -278,6 +359,9 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             } else {
                 0.0
             },
+            floor: out.floor,
+            histogram: Some(histogram),
+            limited: Some(limited),
         },
         time_series: out.series.clone(),
         warnings: warnings.iter().map(|w| r.redact(w)).collect(),
@@ -294,6 +378,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         memory_limit: None,
         inserts: None,
         verification: None,
+        convergence: out.convergence.clone(),
         merged: None,
     }
 }
@@ -360,6 +445,8 @@ mod tests {
             cpu: Duration::from_secs_f64(cpu_s),
             late_reports: 0,
             stopped_by_errors: false,
+            convergence: None,
+            floor: None,
         };
         let r = Redactor::default();
         let ctx = ResultContext {
@@ -401,6 +488,19 @@ mod tests {
         assert!((busy.client.cpu_ns_per_op - 1.9e6).abs() < 1.0);
         let idle = result_with_cpu("1", 0.4, None);
         assert!(idle.warnings.is_empty(), "{:?}", idle.warnings);
+        // the verdict on the client, recorded either way
+        let verdict = |r: &RunResult| r.client.limited.clone().unwrap();
+        assert!(verdict(&busy).client_limited);
+        assert!(
+            verdict(&busy).reason.contains("95%"),
+            "{}",
+            verdict(&busy).reason
+        );
+        assert!(!verdict(&idle).client_limited);
+        assert!(verdict(&idle).reason.starts_with("not limited"));
+        let h = idle.client.histogram.clone().unwrap();
+        assert_eq!((h.significant_digits, h.clamped), (3, 0));
+        assert!((1000..1002).contains(&h.highest_ns), "{h:?}");
     }
 
     #[test]
@@ -414,5 +514,12 @@ mod tests {
             "{:?}",
             r.warnings
         );
+        // started 5 ms late: the client limited the result
+        let v = r.client.limited.clone().unwrap();
+        assert!(
+            v.client_limited && v.reason.contains("late at p99"),
+            "{v:?}"
+        );
+        assert!(v.start_lag_p99_ns.unwrap() >= 5_000_000);
     }
 }

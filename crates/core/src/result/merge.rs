@@ -426,6 +426,9 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             cpu_cores_used: results.iter().map(|(_, r)| r.client.cpu_cores_used).sum(),
             cores_available: results.iter().map(|(_, r)| r.client.cores_available).sum(),
             cpu_ns_per_op: cpu * 1e9 / total_ops.max(1) as f64,
+            floor: None,
+            histogram: None,
+            limited: None,
         },
         time_series: grid.into_values().collect(),
         warnings,
@@ -442,6 +445,7 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
         // each instance keeps its own: verify takes the instance results
         inserts: None,
         verification: None,
+        convergence: None,
         merged: Some(Merged {
             files,
             hosts,

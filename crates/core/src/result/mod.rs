@@ -68,6 +68,9 @@ pub struct RunResult {
     /// unanswered (the keys of the latter two in a side file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inserts: Option<inserts::Inserts>,
+    /// `--until`: the confidence intervals the run stopped on (or did not reach).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<crate::run::converge::Convergence>,
     /// `--verify`: what reading back every insert found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<inserts::Verification>,
@@ -261,6 +264,36 @@ pub struct ClientInfo {
     pub cpu_cores_used: f64,
     pub cores_available: usize,
     pub cpu_ns_per_op: f64,
+    /// The harness's own floor, measured before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<crate::run::calibrate::Floor>,
+    /// The latency histograms' resolution and the range the values reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<HistogramInfo>,
+    /// Whether the client rather than the database limited the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited: Option<ClientLimit>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HistogramInfo {
+    /// Values are kept to this many significant digits (0.1% at 3).
+    pub significant_digits: u8,
+    pub lowest_ns: u64,
+    /// The largest value recorded; the histograms grow to hold any value.
+    pub highest_ns: u64,
+    /// Values beyond what a histogram can hold, clamped (flagged in the warnings).
+    pub clamped: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientLimit {
+    pub client_limited: bool,
+    /// Process CPU over what the worker threads can use (one core each).
+    pub cpu_of_usable: f64,
+    /// Open loop: how late operations started, p99.
+    pub start_lag_p99_ns: Option<u64>,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -9,6 +9,8 @@
 //!                                                                         ▼
 //!                                        Sampler: totals, time series, status callback
 //! ```
+pub mod calibrate;
+pub mod converge;
 pub mod cpu;
 pub(crate) mod pacer;
 mod record;
@@ -20,7 +22,7 @@ mod worker;
 mod ycsb;
 
 pub use record::{Origin, Recording};
-pub use sampler::{IntervalPoint, IntervalView, PointOp, RunOutput};
+pub use sampler::{rate_points, IntervalPoint, IntervalView, PointOp, RunOutput};
 pub use spec::{signal_name, Control, RunSpec, SpecError};
 pub use work::{SlotId, Stepped, Work};
 pub use ycsb::Ycsb;
@@ -86,6 +88,9 @@ pub fn run<W: Work>(
     let abort = Arc::new(AtomicBool::new(false));
     let stop = control.stop.clone();
     let budget = Arc::new(record::ErrorBudget::new(spec.max_errors));
+    let floor = calibrate::measure_floor();
+    // set by the sampler once `--until` holds: the slots end as at the deadline
+    let finish = Arc::new(AtomicBool::new(false));
 
     std::thread::scope(|scope| {
         let mut spawned = 0;
@@ -98,6 +103,7 @@ pub fn run<W: Work>(
                 gate: gate.clone(),
                 tx: tx.clone(),
                 budget: budget.clone(),
+                finish: finish.clone(),
             };
             let worker_failed = failed.clone();
             let started = std::thread::Builder::new()
@@ -148,7 +154,8 @@ pub fn run<W: Work>(
         }
         let mut spec = spec.clone();
         spec.threads = spawned;
-        let mut out = sampler::sample(&spec, t0, rx, &stop, on_interval);
+        let mut out = sampler::sample(&spec, t0, rx, &stop, &finish, on_interval);
+        out.floor = Some(floor);
         out.stopped_by_errors = budget.exceeded.load(Ordering::SeqCst);
         out.stop_cause = out.interrupted.then(|| control.cause());
         // a worker that died mid-run (a bug) makes the whole run invalid

@@ -54,6 +54,21 @@ pub struct IntervalPoint {
     pub per_op: Vec<PointOp>,
 }
 
+/// The measured points of `series` whose rates mean something: warm-up left
+/// out, and so is a final interval shorter than the others (the calls still
+/// in flight when the run stopped, completing over a few milliseconds) whose
+/// rate would draw a collapse that never happened. Its operations are in the
+/// series and the totals all the same.
+pub fn rate_points(series: &[IntervalPoint]) -> impl Iterator<Item = &IntervalPoint> {
+    let measured = || series.iter().filter(|p| !p.warmup && p.length_s > 0.0);
+    let full = measured().map(|p| p.length_s).fold(0.0, f64::max);
+    let n = measured().count();
+    measured()
+        .enumerate()
+        .filter(move |(i, p)| !(n > 1 && i + 1 == n && p.length_s < 0.99 * full))
+        .map(|(_, p)| p)
+}
+
 /// What the status line shows after each interval.
 #[derive(Debug)]
 pub struct IntervalView<'a> {
@@ -93,6 +108,10 @@ pub struct RunOutput {
     pub late_reports: u64,
     /// The run stopped because more operations failed than `--max-errors` allows.
     pub stopped_by_errors: bool,
+    /// `--until`: the estimates when the run stopped.
+    pub convergence: Option<super::converge::Convergence>,
+    /// The harness's floor, measured before the run.
+    pub floor: Option<super::calibrate::Floor>,
 }
 
 impl RunOutput {
@@ -162,6 +181,7 @@ pub(crate) fn sample(
     t0: Instant,
     rx: Receiver<Report>,
     stop: &AtomicBool,
+    finish: &AtomicBool,
     on_interval: &mut dyn FnMut(&IntervalView),
 ) -> RunOutput {
     let iv = Intervals {
@@ -291,6 +311,12 @@ pub(crate) fn sample(
                 &mut warmup_ops,
             );
             next_index += 1;
+            if !spec.until.is_empty()
+                && !finish.load(Ordering::Relaxed)
+                && super::converge::judge(&spec.until, &series).reached
+            {
+                finish.store(true, Ordering::SeqCst);
+            }
         }
     }
     let end = Instant::now();
@@ -321,6 +347,8 @@ pub(crate) fn sample(
         next_index += 1;
     }
     let cpu_end = process_cpu_time();
+    let convergence =
+        (!spec.until.is_empty()).then(|| super::converge::judge(&spec.until, &series));
     RunOutput {
         total,
         series,
@@ -336,12 +364,39 @@ pub(crate) fn sample(
         cpu: cpu_end.saturating_sub(cpu_at_start.unwrap_or(cpu_end)),
         late_reports,
         stopped_by_errors: false,
+        convergence,
+        floor: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_leave_out_warm_up_and_a_short_final_interval() {
+        let at = |index: i64, length_s: f64| IntervalPoint {
+            index,
+            t_s: index as f64 + length_s,
+            length_s,
+            warmup: index < 0,
+            ops: 10,
+            errors: 0,
+            not_found: 0,
+            duplicate_key: 0,
+            ops_per_sec: 10.0 / length_s,
+            late: 0,
+            client_cpu_cores: 0.0,
+            per_op: Vec::new(),
+        };
+        let series = [at(-1, 1.0), at(0, 1.0), at(1, 1.0), at(2, 0.004)];
+        let kept: Vec<i64> = rate_points(&series).map(|p| p.index).collect();
+        assert_eq!(kept, [0, 1], "warm-up and the 4 ms drain left out");
+        let full = [at(0, 1.0), at(1, 1.0)];
+        assert_eq!(rate_points(&full).count(), 2);
+        // a run shorter than one interval keeps its only point
+        assert_eq!(rate_points(&[at(0, 0.3)]).count(), 1);
+    }
 
     #[test]
     fn an_interval_counts_missing_and_duplicate_keys_apart_from_failures() {

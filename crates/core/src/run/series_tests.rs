@@ -67,6 +67,7 @@ fn spec(warmup: Duration, target: Option<f64>) -> RunSpec {
         expected_ops: None,
         max_errors: None,
         op_timeout: None,
+        until: Vec::new(),
     }
 }
 

@@ -30,6 +30,9 @@ pub struct RunSpec {
     /// waiting this long (and a second) are abandoned, so a stalled database
     /// cannot hold the run. `None`: wait for every call.
     pub op_timeout: Option<Duration>,
+    /// `--until`: end the run once these confidence intervals are narrow
+    /// enough (the duration or count still bounds it).
+    pub until: Vec<super::converge::Until>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -79,6 +82,7 @@ impl RunSpec {
             status_interval: c.status_interval,
             max_errors: None,
             op_timeout: None,
+            until: Vec::new(),
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

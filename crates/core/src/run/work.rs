@@ -113,6 +113,7 @@ mod tests {
             expected_ops: None,
             max_errors: None,
             op_timeout: None,
+            until: Vec::new(),
         }
     }
 

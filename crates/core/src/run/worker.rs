@@ -21,6 +21,8 @@ pub(crate) struct WorkerContext {
     pub gate: Arc<StartGate>,
     pub tx: mpsc::Sender<Report>,
     pub budget: Arc<ErrorBudget>,
+    /// `--until` holds: end like at the deadline.
+    pub finish: Arc<AtomicBool>,
 }
 
 /// Reports a worker ready once: when asked, or when dropped (also on panic).
@@ -246,6 +248,7 @@ async fn slot_loop<W: Work>(
     let mut last_end = Instant::now();
     loop {
         if ctx.stop.load(Ordering::Relaxed)
+            || ctx.finish.load(Ordering::Relaxed)
             || ctx.budget.exceeded.load(Ordering::Relaxed)
             || quota.is_some_and(|q| measured >= q)
         {

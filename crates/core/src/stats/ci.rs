@@ -1,5 +1,5 @@
 //! Confidence intervals of a mean over repeated runs (Student's t).
-use super::welch::student_t_two_sided;
+use super::welch::{effective_size_and_r1, student_t_two_sided};
 
 /// The mean of repeated measurements with the half-width of its two-sided
 /// confidence interval at `level` (0.95 for 95%).
@@ -53,6 +53,38 @@ pub fn mean_ci(x: &[f64], level: f64) -> Option<MeanCi> {
         stdev,
         half_width: Some(half),
         level,
+    })
+}
+
+/// The mean of one run's per-interval samples with the half-width of its
+/// confidence interval at `level`, over the series' effective size (see
+/// [`super::welch`]): what `--until` stops on and `compare` tests with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeriesCi {
+    pub mean: f64,
+    pub half_width: f64,
+    pub n: usize,
+    pub n_eff: f64,
+    /// Lag-1 autocorrelation (clamped to [0, 0.95]).
+    pub r1: f64,
+}
+
+/// `None` with fewer than 3 samples.
+pub fn series_ci(x: &[f64], level: f64) -> Option<SeriesCi> {
+    if x.len() < 3 {
+        return None;
+    }
+    let n = x.len();
+    let mean = x.iter().sum::<f64>() / n as f64;
+    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n as f64 - 1.0);
+    let (n_eff, r1) = effective_size_and_r1(x);
+    let half_width = t_critical(level, n_eff - 1.0) * (var / n_eff).sqrt();
+    Some(SeriesCi {
+        mean,
+        half_width,
+        n,
+        n_eff,
+        r1,
     })
 }
 

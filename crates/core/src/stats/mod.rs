@@ -9,4 +9,4 @@ pub mod welch;
 
 pub use recorder::OpRecorder;
 pub use recorder::Recorder;
-pub use summary::{decode_histogram, encode_histogram, new_histogram, Summary};
+pub use summary::{decode_histogram, encode_histogram, new_histogram, Summary, SIGNIFICANT_DIGITS};

@@ -6,13 +6,16 @@ use crate::binding::Status;
 use crate::op::OpKind;
 use hdrhistogram::Histogram;
 
-/// Records `v`, growing the histogram as needed (`saturating_record` would
-/// clamp to the current maximum instead of growing).
+/// Records `v`, growing the histogram as needed; a value beyond what it can
+/// grow to is clamped to its maximum, and `put` says so (true), for the
+/// result to flag it.
 #[inline]
-fn put(h: &mut Histogram<u64>, v: u64) {
+fn put(h: &mut Histogram<u64>, v: u64) -> bool {
     if h.record(v).is_err() {
         h.saturating_record(v);
+        return true;
     }
+    false
 }
 
 /// A start more than this late counts as a late operation.
@@ -129,6 +132,8 @@ pub struct Recorder {
     /// Distinct error messages with how often each was seen (the first
     /// `ERROR_SAMPLES` distinct ones).
     pub error_samples: Vec<(OpKind, Status, String, u64)>,
+    /// Values beyond the histograms' range, clamped to their maximum.
+    pub clamped: u64,
 }
 
 /// Error messages kept per recorder hand-over.
@@ -159,14 +164,18 @@ impl Recorder {
         op.statuses[status.index()] += 1;
         op.rows += rows;
         op.bytes += bytes;
-        if status.completes() {
-            put(&mut op.response, response_ns.max(1));
-            put(&mut op.service, service_ns.max(1));
+        let clamped = if status.completes() {
+            let mut c = put(&mut op.response, response_ns.max(1));
+            c |= put(&mut op.service, service_ns.max(1));
             if let Some(h) = &mut op.scan_rows {
-                put(h, rows);
+                c |= put(h, rows);
             }
+            c
         } else {
-            put(&mut op.failed, response_ns.max(1));
+            put(&mut op.failed, response_ns.max(1))
+        };
+        if clamped {
+            self.clamped += 1;
         }
     }
 
@@ -203,7 +212,9 @@ impl Recorder {
     #[inline]
     pub(crate) fn record_lag(&mut self, lag_ns: u64) {
         let h = self.lag.get_or_insert_with(new_histogram);
-        put(h, lag_ns.max(1));
+        if put(h, lag_ns.max(1)) {
+            self.clamped += 1;
+        }
         if lag_ns > LATE_THRESHOLD_NS {
             self.late += 1;
         }
@@ -226,6 +237,7 @@ impl Recorder {
         }
         self.late += other.late;
         self.timeouts_after_end += other.timeouts_after_end;
+        self.clamped += other.clamped;
         for (kind, status, message, n) in &other.error_samples {
             self.add_error_sample(*kind, *status, message, *n);
         }
@@ -242,6 +254,7 @@ impl Recorder {
         self.late = 0;
         self.timeouts_after_end = 0;
         self.error_samples.clear();
+        self.clamped = 0;
     }
 
     pub fn total_ops(&self) -> u64 {

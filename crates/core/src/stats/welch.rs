@@ -42,10 +42,16 @@ pub(crate) fn lag1_autocorrelation(x: &[f64]) -> f64 {
 
 /// Effective sample size of an autocorrelated series.
 pub(crate) fn effective_size(x: &[f64]) -> f64 {
+    effective_size_and_r1(x).0
+}
+
+/// The effective sample size and the lag-1 autocorrelation it comes from.
+pub(crate) fn effective_size_and_r1(x: &[f64]) -> (f64, f64) {
     let r = lag1_autocorrelation(x);
-    (x.len() as f64 * (1.0 - r) / (1.0 + r))
+    let n = (x.len() as f64 * (1.0 - r) / (1.0 + r))
         .max(2.0)
-        .min(x.len() as f64)
+        .min(x.len() as f64);
+    (n, r)
 }
 
 /// Welch's test of equal means; `None` with fewer than 3 samples on a side.

@@ -303,7 +303,8 @@ pub(super) fn over_time(inputs: &Inputs, sizes: bool) -> Option<Section> {
         let mut tput = Vec::new();
         let mut p99 = Vec::new();
         for e in with_series.iter().filter(|e| &e.group(sizes) == g) {
-            let pts: Vec<_> = e.result.time_series.iter().filter(|p| !p.warmup).collect();
+            // the drain after the end is left out of rates: no collapse at the end
+            let pts: Vec<_> = yardstick_core::run::rate_points(&e.result.time_series).collect();
             let name = if e.repetition > 1 {
                 format!("{} #{}", e.target, e.repetition)
             } else {
