@@ -9,6 +9,7 @@ use yardstick_core::workload::Phase;
 use yardstick_orchestrate::index::{MatrixIndex, SuiteIndex};
 mod experiments;
 mod runs;
+mod spectrum;
 
 pub use crate::section::Table;
 use crate::section::{ordered, Section};

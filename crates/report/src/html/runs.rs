@@ -190,6 +190,7 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
         );
         let mut series = Vec::new();
         let mut lines = Vec::new();
+        let mut spectra = Vec::new();
         for e in &firsts {
             let mut values = Vec::new();
             for op in &ops {
@@ -214,6 +215,7 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
                         us(s.p999 as f64),
                         us(s.max as f64),
                     ]);
+                    spectra.extend(super::spectrum::lines(&e.target, &e.result, op, o));
                     if !o.response_cdf.is_empty() {
                         lines.push(Line {
                             name: format!("{} · {op}", e.target),
@@ -244,6 +246,9 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
             }
             .render(),
         );
+        if !spectra.is_empty() {
+            cdfs.push(super::spectrum::chart(g, spectra));
+        }
         if !lines.is_empty() {
             cdfs.push(
                 LineChart {
@@ -264,7 +269,7 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
     Some(Section {
         id: "latency",
         title: "Latency".into(),
-        intro: "Response time of successful operations, measured from the intended start in open-loop runs (coordinated omission corrected). The CDFs show where cache hits give way to misses.".into(),
+        intro: "Response time of successful operations, measured from the intended start in open-loop runs (coordinated omission corrected). The percentile spectrum spaces 90%, 99%, 99.9% ... evenly, so the tail is as wide as the body; paced runs draw the service time dashed beside it. The CDFs show where cache hits give way to misses.".into(),
         charts,
         tables: vec![table],
     })
