@@ -22,7 +22,7 @@ pub(crate) enum TpccCommand {
     /// Run the five transactions in the standard mix from T terminals; the
     /// consistency checks follow unless --no-check.
     Run(RunArgs),
-    /// Check the consistency conditions 1-4 of the specification.
+    /// Check the consistency conditions of clause 3.3.2 that hold after runs (1-10, 12).
     Check {
         /// Target database URL, as loaded by `yardstick tpcc load`.
         #[arg(long, value_name = "URL")]
