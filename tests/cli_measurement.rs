@@ -288,9 +288,12 @@ fn the_slots_of_one_thread_overlap_their_simulated_latency() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = read_json(&dir.path().join("n.json"));
+    // one slot at a time could serve 1,000 ops/s: the schedule would fall
+    // seconds behind (p50 2.3 s before the slots overlapped); on an idle
+    // machine p50 is within 1% of 1 ms, with room here for a busy one
     let p50 = op(&v, "READ")["response_time_ns"]["p50"].as_f64().unwrap();
     assert!(
-        (1_000_000.0..=1_100_000.0).contains(&p50),
+        (1_000_000.0..=10_000_000.0).contains(&p50),
         "response p50 {p50} ns against a 1 ms service time"
     );
     assert!(v["totals"]["ops_per_sec"].as_f64().unwrap() > 1800.0);
@@ -305,9 +308,12 @@ fn until_ends_a_steady_run_once_its_interval_is_narrow_and_says_when_it_is_not()
             &[
                 "run",
                 "--db",
-                "null://?latency=200us",
+                "null://",
                 "-p",
                 "recordcount=100",
+                // paced, so that a busy machine does not make the rate noisy
+                "--target",
+                "2000",
                 "--until",
                 until,
                 "--duration",
