@@ -214,6 +214,10 @@ fn the_html_report_is_valid_self_contained_and_has_every_section() {
     // the percentile spectrum, its axis named by percentiles up to 99.999%
     assert!(html.contains("Latency by percentile · c"));
     assert!(html.contains(">99.9%<"), "the spectrum's axis labels");
+    assert!(
+        html.contains("target p99&lt;20ms"),
+        "the suite's bound on the spectrum"
+    );
     assert!(html.contains("response time (µs, log scale)"));
     assert!(html.contains("Throughput over time · a"));
     assert!(html.contains("Throughput vs latency · c"));

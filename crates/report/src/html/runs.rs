@@ -247,6 +247,7 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
             .render(),
         );
         if !spectra.is_empty() {
+            spectra.extend(super::spectrum::targets(inputs));
             cdfs.push(super::spectrum::chart(g, spectra));
         }
         if !lines.is_empty() {

@@ -74,6 +74,32 @@ pub(super) fn lines(label: &str, r: &RunResult, op: &str, o: &OpResult) -> Vec<L
     out
 }
 
+/// The suites' latency bounds as targets: `p99<20ms` is a dashed line at
+/// 20 ms from the left edge up to the 99th percentile, which the spectrum
+/// must stay under.
+pub(super) fn targets(inputs: &super::Inputs) -> Vec<Line> {
+    let mut texts: Vec<String> = inputs
+        .suites
+        .iter()
+        .filter_map(|(_, s)| s.slo.clone())
+        .collect();
+    texts.sort();
+    texts.dedup();
+    texts.iter().filter_map(|t| target(t)).collect()
+}
+
+fn target(text: &str) -> Option<Line> {
+    let slo = yardstick_orchestrate::slo::Slo::parse(text).ok()?;
+    let x = (1.0 / (1.0 - slo.percentile / 100.0)).min(TAIL);
+    let y = slo.bound_ns as f64 / 1e3;
+    Some(Line {
+        name: format!("target {text}"),
+        points: vec![(1.0, y), (x, y)],
+        dashed: true,
+        markers: true,
+    })
+}
+
 pub(super) fn chart(group: &str, lines: Vec<Line>) -> String {
     LineChart {
         title: format!("Latency by percentile · {group}"),
@@ -92,6 +118,16 @@ pub(super) fn chart(group: &str, lines: Vec<Line>) -> String {
 mod tests {
     use super::*;
     use yardstick_core::stats::{encode_histogram, new_histogram};
+
+    #[test]
+    fn a_bound_is_a_target_up_to_its_percentile() {
+        let t = target("p99<20ms").unwrap();
+        assert_eq!(t.points.len(), 2);
+        assert!((t.points[1].0 - 100.0).abs() < 1e-6, "{:?}", t.points);
+        assert_eq!(t.points[0].1, 20_000.0);
+        assert!(t.dashed && t.name == "target p99<20ms");
+        assert!(target("p99 under 20ms").is_none());
+    }
 
     #[test]
     fn the_axis_names_the_percentiles() {
