@@ -105,20 +105,11 @@ impl Binding for NullBinding {
 impl NullSession {
     /// The simulated service time, without holding the worker thread: the
     /// other slots of the thread run meanwhile, as they would while a server
-    /// answers. The runtime's timer has millisecond steps, so it sleeps to
-    /// within 2 ms of the end and then yields to the other slots until the
-    /// time is up, which keeps the end within a few microseconds.
+    /// answers.
     #[inline]
     async fn pause(&self) {
-        if self.latency.is_zero() {
-            return;
-        }
-        let until = Instant::now() + self.latency;
-        if self.latency > Duration::from_millis(2) {
-            tokio::time::sleep_until((until - Duration::from_millis(2)).into()).await;
-        }
-        while Instant::now() < until {
-            tokio::task::yield_now().await;
+        if !self.latency.is_zero() {
+            yardstick_core::run::sleep_until_precisely(Instant::now() + self.latency).await;
         }
     }
 

@@ -39,7 +39,7 @@ impl Inserts {
             failed,
             unknown,
             keys_file: None,
-            keys_complete: state.ledger.keys().1,
+            keys_complete: state.ledger.complete(),
         }
     }
 }

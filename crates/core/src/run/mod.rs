@@ -13,6 +13,7 @@ pub mod calibrate;
 pub mod converge;
 pub mod cpu;
 pub(crate) mod pacer;
+pub use pacer::sleep_until_precisely;
 mod record;
 pub(crate) mod sampler;
 pub mod spec;

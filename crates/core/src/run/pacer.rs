@@ -69,15 +69,21 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
             std::hint::spin_loop();
         }
     } else {
-        // the runtime's timer fires up to ~2 ms late (millisecond ticks,
-        // rounded up): sleep on it to 2 ms before, yield the rest
-        let left = t - now;
-        if left > Duration::from_millis(3) {
-            tokio::time::sleep_until((t - Duration::from_millis(2)).into()).await;
-        }
-        while Instant::now() < t {
-            tokio::task::yield_now().await;
-        }
+        sleep_until_precisely(t).await;
+    }
+}
+
+/// Waits until `t` without holding the thread: the runtime's timer fires up
+/// to ~2 ms late (millisecond ticks, rounded up), so it sleeps on it to 2 ms
+/// before `t` and yields to the thread's other tasks for the rest, ending
+/// within microseconds of `t`. The pacer's shared slots and `null://`'s
+/// simulated latency wait this way.
+pub async fn sleep_until_precisely(t: Instant) {
+    if t.saturating_duration_since(Instant::now()) > Duration::from_millis(3) {
+        tokio::time::sleep_until((t - Duration::from_millis(2)).into()).await;
+    }
+    while Instant::now() < t {
+        tokio::task::yield_now().await;
     }
 }
 

@@ -74,8 +74,13 @@ impl InsertLedger {
         self.unknown.load(Ordering::Relaxed)
     }
 
-    /// The keys noted, sorted by key number; `complete` is false when there
-    /// were more than [`LEDGER_CAP`].
+    /// Whether every key noted was kept (false past [`LEDGER_CAP`]).
+    pub fn complete(&self) -> bool {
+        let kept = self.keys.lock().unwrap_or_else(|e| e.into_inner()).len();
+        kept as u64 == self.failed() + self.unknown()
+    }
+
+    /// The keys noted, sorted by key number; `complete` as [`Self::complete`].
     pub fn keys(&self) -> (Vec<(u64, Fate)>, bool) {
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner()).clone();
         keys.sort_unstable_by_key(|k| k.0);
