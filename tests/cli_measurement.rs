@@ -297,6 +297,13 @@ fn the_slots_of_one_thread_overlap_their_simulated_latency() {
         "response p50 {p50} ns against a 1 ms service time"
     );
     assert!(v["totals"]["ops_per_sec"].as_f64().unwrap() > 1800.0);
+    // the slots spin for the schedule in their last 2 ms: CPU, but not
+    // work, so the client is neither busy nor saturated by it
+    let limited = &v["client"]["limited"];
+    let busy = limited["worker_busy"].as_array().unwrap();
+    assert_eq!(busy.len(), 1);
+    assert!(busy[0].as_f64().unwrap() < 0.5, "{limited}");
+    assert!(limited["cpu_of_usable"].as_f64().unwrap() < 0.5, "{limited}");
 }
 
 #[test]

@@ -350,6 +350,8 @@ mod tests {
             stopped_by_errors: false,
             convergence: None,
             floor: None,
+            worker_busy: Vec::new(),
+            waited: Duration::ZERO,
         };
         let m = measured(&out);
         let no = &m.transactions["NEW-ORDER"];

@@ -478,6 +478,8 @@ fn run_capped(
         stopped_by_errors: false,
         convergence: None,
         floor: None,
+        worker_busy: Vec::new(),
+        waited: std::time::Duration::ZERO,
     };
     let mut r = result::build_result(ctx, &out);
     // no figures: the result is incomplete, and its first warning says why

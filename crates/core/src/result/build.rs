@@ -25,31 +25,52 @@ pub struct ResultContext<'a> {
 const SATURATED: f64 = 0.9;
 
 /// The verdict on the client: limited when its worker threads used
-/// (nearly) all the CPU they can, or when paced operations started more
-/// than 1 ms late at p99.
-fn client_limit(saturated: bool, cpu_of_usable: f64, schedule: Option<&Schedule>) -> ClientLimit {
+/// (nearly) all the CPU they can, when one worker thread was busy (nearly)
+/// all the time, or when paced operations started more than 1 ms late at p99.
+fn client_limit(
+    saturated: bool,
+    cpu_of_usable: f64,
+    worker_busy: &[f64],
+    schedule: Option<&Schedule>,
+) -> ClientLimit {
     let lag_p99 = schedule.map(|s| s.start_lag_ns.p99);
     let late = lag_p99.is_some_and(|l| l > 1_000_000);
-    let reason = match (saturated, late) {
-        (true, _) => format!(
+    let (busiest, busy) = worker_busy
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, 0.0));
+    let full = busy >= SATURATED;
+    let reason = if saturated {
+        format!(
             "its worker threads used {:.0}% of the CPU they can use; add --threads or machines, or the database is faster than measured",
             cpu_of_usable * 100.0
-        ),
-        (false, true) => format!(
+        )
+    } else if full {
+        format!(
+            "worker thread {busiest} was busy {:.0}% of the run (its CPU time less its waits for the schedule); add --threads, or the database is faster than measured",
+            busy * 100.0
+        )
+    } else if late {
+        format!(
             "paced operations started {:.2} ms late at p99; add --threads or --concurrency, or lower --target",
             lag_p99.unwrap_or(0) as f64 / 1e6
-        ),
-        (false, false) => format!(
-            "not limited: its worker threads used {:.0}% of the CPU they can use{}",
+        )
+    } else {
+        format!(
+            "not limited: its worker threads used {:.0}% of the CPU they can use, the busiest {:.0}% of its time{}",
             cpu_of_usable * 100.0,
+            busy * 100.0,
             lag_p99
                 .map(|l| format!(", paced operations started {:.3} ms late at p99", l as f64 / 1e6))
                 .unwrap_or_default()
-        ),
+        )
     };
     ClientLimit {
-        client_limited: saturated || late,
+        client_limited: saturated || full || late,
         cpu_of_usable,
+        worker_busy: worker_busy.to_vec(),
         start_lag_p99_ns: lag_p99,
         reason,
     }
@@ -164,11 +185,25 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     let cores = crate::run::cpu::available_cores();
     let cpu_s = out.cpu.as_secs_f64();
     let cores_used = if elapsed > 0.0 { cpu_s / elapsed } else { 0.0 };
+    // spinning for the schedule is CPU but not work: it does not saturate
+    // (the workers' waits span the warm-up too; their measured share counts)
+    let whole = elapsed + spec.warmup.as_secs_f64();
+    let waited_s = out.waited.as_secs_f64() * if whole > 0.0 { elapsed / whole } else { 0.0 };
+    let working = if elapsed > 0.0 {
+        (cpu_s - waited_s).max(0.0) / elapsed
+    } else {
+        0.0
+    };
     // The workers can use at most one core each: a client using (nearly) all of
     // min(threads, cores) is the bottleneck, whatever the machine's size.
     let usable = spec.threads.min(cores) as f64;
-    let saturated = elapsed > 0.5 && cores_used > SATURATED * usable;
-    let limited = client_limit(saturated, cores_used / usable, schedule.as_ref());
+    let saturated = elapsed > 0.5 && working > SATURATED * usable;
+    let limited = client_limit(
+        saturated,
+        working / usable,
+        &out.worker_busy,
+        schedule.as_ref(),
+    );
     if limited.client_limited && !saturated && !target_missed {
         warnings.push(format!("client-limited: {}", limited.reason));
     }
@@ -181,8 +216,8 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     }
     if saturated {
         warnings.push(format!(
-            "client CPU saturated: the benchmark process used {cores_used:.2} cores with {} worker thread(s) on {cores} cores; the client (or an embedded engine running in it) may be the bottleneck",
-            spec.threads
+            "client CPU saturated: the benchmark process worked {:.2} cores with {} worker thread(s) on {cores} cores; the client (or an embedded engine running in it) may be the bottleneck",
+            working, spec.threads
         ));
     }
     if errors > 0 {
@@ -413,7 +448,12 @@ mod tests {
         assert!(cdf(&hdrhistogram::Histogram::<u64>::new(3).unwrap()).is_empty());
     }
 
-    fn result_with_cpu(threads: &str, cpu_s: f64, target: Option<&str>) -> RunResult {
+    fn result_with_cpu(
+        threads: &str,
+        cpu_s: f64,
+        target: Option<&str>,
+        busy: &[f64],
+    ) -> RunResult {
         let mut props = Properties::new();
         props.set_override("recordcount=10").unwrap();
         props
@@ -446,6 +486,8 @@ mod tests {
             stopped_by_errors: false,
             convergence: None,
             floor: None,
+            worker_busy: busy.to_vec(),
+            waited: Duration::ZERO,
         };
         let r = Redactor::default();
         let ctx = ResultContext {
@@ -476,7 +518,7 @@ mod tests {
 
     #[test]
     fn saturation_is_judged_against_the_threads_the_client_can_use() {
-        let busy = result_with_cpu("1", 1.9, None);
+        let busy = result_with_cpu("1", 1.9, None, &[]);
         assert!(
             busy.warnings
                 .iter()
@@ -485,7 +527,7 @@ mod tests {
             busy.warnings
         );
         assert!((busy.client.cpu_ns_per_op - 1.9e6).abs() < 1.0);
-        let idle = result_with_cpu("1", 0.4, None);
+        let idle = result_with_cpu("1", 0.4, None, &[0.3]);
         assert!(idle.warnings.is_empty(), "{:?}", idle.warnings);
         // the verdict on the client, recorded either way
         let verdict = |r: &RunResult| r.client.limited.clone().unwrap();
@@ -503,8 +545,27 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_busy_all_the_time_limits_the_client() {
+        // little CPU over both cores, but one worker thread never idle
+        let r = result_with_cpu("2", 1.0, None, &[0.2, 0.96]);
+        let v = r.client.limited.clone().unwrap();
+        assert!(v.client_limited, "{v:?}");
+        assert!(
+            v.reason.contains("worker thread 1 was busy 96%"),
+            "{}",
+            v.reason
+        );
+        assert_eq!(v.worker_busy, vec![0.2, 0.96]);
+        assert!(r.warnings.iter().any(|w| w.starts_with("client-limited: worker thread 1")));
+        let calm = result_with_cpu("2", 1.0, None, &[0.2, 0.5]);
+        let v = calm.client.limited.clone().unwrap();
+        assert!(!v.client_limited, "{v:?}");
+        assert!(v.reason.contains("the busiest 50%"), "{}", v.reason);
+    }
+
+    #[test]
     fn late_starts_warn_that_the_target_was_missed() {
-        let r = result_with_cpu("1", 0.1, Some("2000"));
+        let r = result_with_cpu("1", 0.1, Some("2000"), &[]);
         let s = r.schedule.as_ref().unwrap();
         assert_eq!(s.late_operations, 1000);
         assert!((s.achieved_fraction_of_target - 0.25).abs() < 1e-9);

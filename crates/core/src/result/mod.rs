@@ -291,6 +291,10 @@ pub struct ClientLimit {
     pub client_limited: bool,
     /// Process CPU over what the worker threads can use (one core each).
     pub cpu_of_usable: f64,
+    /// Per worker thread: the share of the run it was busy (its CPU time
+    /// less its spinning for the schedule), warm-up included.
+    #[serde(default)]
+    pub worker_busy: Vec<f64>,
     /// Open loop: how late operations started, p99.
     pub start_lag_p99_ns: Option<u64>,
     pub reason: String,

@@ -15,6 +15,20 @@ pub(crate) fn process_cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// CPU time consumed by the calling thread so far.
+pub(crate) fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass; the clock id is valid.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Logical CPUs available to this process.
 pub fn available_cores() -> usize {
     std::thread::available_parallelism()
@@ -36,6 +50,11 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(process_cpu_time() > before);
+        let mine = thread_cpu_time();
+        std::thread::sleep(Duration::from_millis(30));
+        // sleeping costs (almost) no CPU
+        assert!(thread_cpu_time() - mine < Duration::from_millis(10));
+        assert!(mine >= Duration::from_millis(40));
         assert!(available_cores() >= 1);
     }
 }

@@ -65,9 +65,11 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
         if left > 2 * SPIN {
             std::thread::sleep(left - SPIN);
         }
+        let spin = Instant::now();
         while Instant::now() < t {
             std::hint::spin_loop();
         }
+        add_wait(spin.elapsed());
     } else {
         sleep_until_precisely(t).await;
     }
@@ -82,9 +84,49 @@ pub async fn sleep_until_precisely(t: Instant) {
     if t.saturating_duration_since(Instant::now()) > Duration::from_millis(3) {
         tokio::time::sleep_until((t - Duration::from_millis(2)).into()).await;
     }
-    while Instant::now() < t {
+    loop {
+        let now = Instant::now();
+        note_poll(now);
+        if now >= t {
+            break;
+        }
         tokio::task::yield_now().await;
     }
+}
+
+thread_local! {
+    /// This thread's time spent spinning for the schedule (ns), and its
+    /// last poll of a waiting slot.
+    static WAITED: std::cell::Cell<(u64, Option<Instant>)> = const { std::cell::Cell::new((0, None)) };
+}
+
+/// Two polls of waiting slots closer than this had nothing else run
+/// between them: the gap was spent waiting.
+const IDLE_GAP: Duration = Duration::from_micros(2);
+
+fn add_wait(d: Duration) {
+    WAITED.with(|w| {
+        let (n, last) = w.get();
+        w.set((n + d.as_nanos() as u64, last));
+    });
+}
+
+fn note_poll(now: Instant) {
+    WAITED.with(|w| {
+        let (mut n, last) = w.get();
+        if let Some(gap) = last.map(|l| now.saturating_duration_since(l)) {
+            if gap < IDLE_GAP {
+                n += gap.as_nanos() as u64;
+            }
+        }
+        w.set((n, Some(now)));
+    });
+}
+
+/// CPU time this thread spent spinning for precise waits so far: busy in
+/// the CPU's eyes, idle in the client's.
+pub(crate) fn waited_on_thread() -> Duration {
+    Duration::from_nanos(WAITED.with(|w| w.get().0))
 }
 
 #[cfg(test)]
@@ -103,6 +145,29 @@ mod tests {
         assert_eq!(ms(b.next_intended()).round(), 3.0);
         // 1000/s for 10 ms from index 4 on: slot a has 4, 6, 8 left
         assert_eq!(a.remaining_before(t0 + Duration::from_millis(10)), 3);
+    }
+
+    #[test]
+    fn spinning_for_the_schedule_counts_as_waiting() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let before = waited_on_thread();
+        // two slots that yield to each other for 1.5 ms: nearly all of it waiting
+        let t = Instant::now() + Duration::from_micros(1500);
+        rt.block_on(async {
+            futures_util::future::join(sleep_until_precisely(t), sleep_until_precisely(t)).await
+        });
+        let spun = waited_on_thread() - before;
+        assert!(spun > Duration::from_micros(500), "{spun:?}");
+        assert!(spun < Duration::from_millis(3), "{spun:?}");
+        // a poll after real work (longer than the gap) is not waiting
+        note_poll(Instant::now());
+        let before = waited_on_thread();
+        std::thread::sleep(Duration::from_millis(1));
+        note_poll(Instant::now());
+        assert_eq!(waited_on_thread(), before);
     }
 
     #[test]

@@ -23,6 +23,11 @@ pub(crate) enum Report {
     },
     Done {
         worker: usize,
+        /// Share of the worker's wall time its thread was on a CPU, less its
+        /// spinning for the schedule.
+        busy: f64,
+        /// CPU time the thread spent spinning for the schedule.
+        waited: Duration,
         /// Scheduled operations never started because the run's time was up.
         unstarted: u64,
         /// How far behind schedule the worker's slots were when they stopped.

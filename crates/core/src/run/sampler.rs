@@ -112,6 +112,12 @@ pub struct RunOutput {
     pub convergence: Option<super::converge::Convergence>,
     /// The harness's floor, measured before the run.
     pub floor: Option<super::calibrate::Floor>,
+    /// Per worker thread: the share of its time it was busy (on a CPU, not
+    /// spinning for the schedule), warm-up included.
+    pub worker_busy: Vec<f64>,
+    /// CPU time the worker threads spent spinning for the schedule (part
+    /// of `cpu`, but not work), warm-up included.
+    pub waited: Duration,
 }
 
 impl RunOutput {
@@ -200,6 +206,8 @@ pub(crate) fn sample(
     let mut warmup_ops = 0;
     let (mut done, mut unstarted, mut final_lag_ns, mut late_reports) = (0, 0, 0, 0);
     let mut abandoned = 0;
+    let mut worker_busy = vec![0.0; spec.threads];
+    let mut waited = Duration::ZERO;
     let mut cpu_mark = process_cpu_time();
     let mut cpu_at_start = (spec.warmup.is_zero()).then_some(cpu_mark);
 
@@ -280,6 +288,8 @@ pub(crate) fn sample(
             }
             Ok(Report::Done {
                 worker,
+                busy,
+                waited: w,
                 unstarted: u,
                 final_lag_ns: l,
                 abandoned: a,
@@ -287,6 +297,10 @@ pub(crate) fn sample(
                 if let Some(f) = front.get_mut(worker) {
                     *f = i64::MAX;
                 }
+                if let Some(b) = worker_busy.get_mut(worker) {
+                    *b = busy;
+                }
+                waited += w;
                 done += 1;
                 abandoned += a;
                 unstarted += u;
@@ -366,6 +380,8 @@ pub(crate) fn sample(
         stopped_by_errors: false,
         convergence,
         floor: None,
+        worker_busy,
+        waited,
     }
 }
 

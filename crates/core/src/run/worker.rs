@@ -2,7 +2,8 @@
 //! slots. Each slot paces and steps its [`Work`], which records its
 //! operations in the thread's recorder; that goes to the sampler whenever an
 //! interval boundary passes.
-use super::pacer::{wait_until, Pacer};
+use super::cpu::thread_cpu_time;
+use super::pacer::{wait_until, waited_on_thread, Pacer};
 use super::record::{ErrorBudget, Intervals, Recording, Report, WorkerState};
 use super::spec::RunSpec;
 use super::work::{SlotId, Work};
@@ -140,6 +141,11 @@ pub(crate) fn run_worker<W: Work>(
     let (Ok(rt), false, Some(t0)) = (rt, ctx.abort.load(Ordering::SeqCst), t0) else {
         return;
     };
+    let (cpu0, waited0, wall0) = (
+        thread_cpu_time(),
+        waited_on_thread(),
+        Instant::now(),
+    );
     let intervals = Intervals {
         measure_start: t0 + ctx.spec.warmup,
         length: ctx.spec.status_interval,
@@ -211,8 +217,18 @@ pub(crate) fn run_worker<W: Work>(
     });
     let last = state.borrow().index();
     state.borrow_mut().send(last);
+    // busy: the thread's CPU less its spinning for the schedule
+    let wall = wall0.elapsed().as_secs_f64();
+    let waited = waited_on_thread().saturating_sub(waited0);
+    let busy = thread_cpu_time().saturating_sub(cpu0).saturating_sub(waited);
     let _ = ctx.tx.send(Report::Done {
         worker: ctx.worker,
+        busy: if wall > 0.0 {
+            (busy.as_secs_f64() / wall).min(1.0)
+        } else {
+            0.0
+        },
+        waited,
         unstarted: ends.iter().map(|e| e.unstarted).sum(),
         final_lag_ns: ends.iter().map(|e| e.lag_ns).max().unwrap_or(0),
         abandoned,
