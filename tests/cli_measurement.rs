@@ -303,7 +303,10 @@ fn the_slots_of_one_thread_overlap_their_simulated_latency() {
     let busy = limited["worker_busy"].as_array().unwrap();
     assert_eq!(busy.len(), 1);
     assert!(busy[0].as_f64().unwrap() < 0.5, "{limited}");
-    assert!(limited["cpu_of_usable"].as_f64().unwrap() < 0.5, "{limited}");
+    assert!(
+        limited["cpu_of_usable"].as_f64().unwrap() < 0.5,
+        "{limited}"
+    );
 }
 
 #[test]

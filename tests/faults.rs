@@ -190,3 +190,17 @@ pub(crate) fn assert_errors_counted(v: &serde_json::Value) {
     );
     assert!(v["totals"]["errors"].as_u64().unwrap() > 0);
 }
+
+/// A private Redis server's arguments: on `port`, keeping nothing on disk.
+pub(crate) fn redis_unpersisted(port: u16) -> Vec<String> {
+    strings(&[
+        "--port",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ])
+}

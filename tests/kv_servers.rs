@@ -16,20 +16,6 @@ mod redis {
         REDIS.available()
     }
 
-    /// A private server's arguments: on `port`, keeping nothing on disk.
-    fn unpersisted(port: u16) -> Vec<String> {
-        strings(&[
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-    }
-
     #[test]
     fn workload_a_hash_model_and_workload_e_scans_with_the_password_redacted() {
         if !available() {
@@ -102,7 +88,7 @@ mod redis {
     #[test]
     fn a_server_killed_mid_run_gives_counted_errors_and_a_partial_result() {
         let port = free_port();
-        let server_args = unpersisted(port);
+        let server_args = redis_unpersisted(port);
         let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
             return;
         };
@@ -151,7 +137,7 @@ mod redis {
     #[test]
     fn a_server_without_persistence_restarted_mid_run_loses_inserts_and_verify_fails() {
         let port = free_port();
-        let args = unpersisted(port);
+        let args = redis_unpersisted(port);
         let Some(mut server) = spawn_server("redis-server", &args, port) else {
             return;
         };

@@ -33,4 +33,5 @@ mod secrets;
 mod signals;
 mod suite;
 mod tpcc;
+mod trace;
 mod verify;

@@ -310,6 +310,62 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "--threads -1: negative values are not accepted; give a positive value",
     ),
     (
+        "replay {dir}/ok.json.trace",
+        "the following required arguments were not provided: --db <URL>",
+    ),
+    (
+        "replay --db null://",
+        "the following required arguments were not provided: <FILE>",
+    ),
+    (
+        "replay {dir}/nosuch.trace --db null://",
+        "cannot read {dir}/nosuch.trace: No such file or directory (os error 2);",
+    ),
+    (
+        "replay {dir}/garbage.json --db null://",
+        "{dir}/garbage.json line 1: not a Redis MONITOR line (expected:",
+    ),
+    (
+        "replay {dir}/empty --db null://",
+        "{dir}/empty holds no command replay can carry out",
+    ),
+    (
+        "replay {dir}/cut.trace --db null://",
+        "{dir}/cut.trace is damaged at byte",
+    ),
+    (
+        "replay {dir}/ok.json.trace --db null:// --speed 0",
+        "--speed must be a positive number (2 plays twice as fast",
+    ),
+    (
+        "replay {dir}/ok.json.trace --db null:// --speed x",
+        "invalid value 'x' for '--speed <SPEED>'",
+    ),
+    (
+        "replay {dir}/ok.json.trace --db oracle://x",
+        "unknown database scheme 'oracle://'",
+    ),
+    (
+        "replay {dir}/ok.json.trace --db null:// --concurrency 0",
+        "--threads must be at least 1 and --concurrency between 1 and 1024",
+    ),
+    (
+        "replay {dir}/ok.json.trace --db null:// --out {dir}/adir",
+        "cannot write the result file {dir}/adir: is a directory; choose another",
+    ),
+    (
+        "replay {dir}/ok.json.trace --db null:// --trace {dir}/adir",
+        "cannot write the trace file {dir}/adir: is a directory; choose another",
+    ),
+    (
+        "run --db null:// -p operationcount=10 --trace {dir}/adir",
+        "cannot write the trace file {dir}/adir: is a directory; choose another",
+    ),
+    (
+        "run --db null:// -p operationcount=10 --trace {dir}/link.json",
+        "cannot write the trace file {dir}/link.json:",
+    ),
+    (
         "compare {dir}/ok.json",
         "the following required arguments were not provided: <B>",
     ),

@@ -42,6 +42,8 @@ impl Fixture {
                 d,
                 &[
                     "run",
+                    "--trace",
+                    &format!("{name}.trace"),
                     "--db",
                     "null://",
                     "-p",
@@ -57,6 +59,9 @@ impl Fixture {
             );
             assert_eq!(r.code, 0, "{}", r.stderr);
         }
+        // a trace cut short in its last record
+        let trace = std::fs::read(d.join("ok.json.trace")).unwrap();
+        w("cut.trace", &trace[..trace.len() - 3]);
         properties::write_files(d);
         files::write_files(d);
         Fixture { dir }

@@ -111,6 +111,11 @@ pub(crate) struct PhaseArgs {
     /// are present all the same fail the command (exit 1); see `yardstick verify`.
     #[arg(long)]
     pub verify: bool,
+    /// Write every operation (intended and actual start, operation, key,
+    /// status, latency in ns) to FILE, a compact binary trace
+    /// (docs/trace.md) that `yardstick replay` plays back.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -11,12 +11,14 @@ mod list;
 mod matrix;
 mod memlimit;
 mod phase;
+mod replay;
 mod report;
 mod secrets;
 mod signals;
 mod status;
 mod suite;
 mod tpcc;
+mod trace;
 mod verify;
 mod workloads;
 
@@ -152,6 +154,10 @@ pub(crate) enum Command {
     /// (dataintegrity=true) and refused inserts that are present; exit 1 when
     /// any is found. See docs/verify.md.
     Verify(verify::VerifyArgs),
+    /// Play a trace (written by --trace) or a Redis MONITOR capture against a
+    /// database, open loop: every operation at its recorded time (scaled by
+    /// --speed), response time measured from it. See docs/trace.md.
+    Replay(replay::ReplayArgs),
     /// List bindings, built-in workloads or properties with their defaults.
     List {
         #[arg(value_enum, default_value = "all")]
@@ -213,6 +219,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
         Command::Merge { files, out, force } => merge_files(files, out, *force),
         Command::Compare { a, b } => compare::execute(a, b),
         Command::Verify(a) => control().and_then(|c| verify::execute(a, &c)),
+        Command::Replay(a) => control().and_then(|c| replay::execute(a, command_line, &c)),
         Command::Load(a) => control().and_then(|c| {
             phase::execute(a, yardstick_core::workload::Phase::Load, command_line, &c)
         }),

@@ -173,6 +173,8 @@ fn spec(threads: usize, concurrency: usize, c: &CoreConfig) -> RunSpec {
         max_errors: None,
         op_timeout: None,
         until: Vec::new(),
+        trace: None,
+        timetable: None,
     }
 }
 

@@ -7,6 +7,7 @@
 //! | [`generator`] | YCSB's distributions, one per file, each statistically tested |
 //! | [`workload`] | properties, the core workload's configuration, keys, operation streams |
 //! | [`run`] | threads x slots, open/closed-loop pacing, interval sampling |
+//! | [`trace`] | operation traces written during a run, read for replay (also Redis MONITOR captures) |
 //! | [`stats`] | mergeable HdrHistogram recorders and summaries |
 //! | [`result`] | the versioned JSON result, environment capture, secret redaction |
 //! | `conformance` | the suite every binding must pass (feature `testing`) |
@@ -24,5 +25,6 @@ pub mod rng;
 pub mod run;
 pub mod stats;
 pub mod tpcc;
+pub mod trace;
 pub mod units;
 pub mod workload;

@@ -55,6 +55,11 @@ impl OpKind {
         self as usize
     }
 
+    /// One of TPC-C's transactions.
+    pub fn is_tpcc(self) -> bool {
+        self.index() >= OpKind::NewOrder.index()
+    }
+
     /// YCSB's measurement name.
     pub fn name(self) -> &'static str {
         match self {

@@ -7,12 +7,12 @@ use crate::memlimit;
 use crate::status::StatusLine;
 use crate::{workloads, CliError, OnError, PhaseArgs};
 pub(crate) use resolve::resolve_properties;
-use resolve::{default_seed, phase_name};
+use resolve::{context, default_seed, phase_name};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::SystemTime;
-use summary::print_summary;
+pub(crate) use summary::print_summary;
 use yardstick_bindings::WithBinding;
 use yardstick_core::binding::{Binding, BindingError, EngineInfo, OpenOptions};
 use yardstick_core::op::OpKind;
@@ -154,6 +154,7 @@ pub(crate) fn execute(
         })?;
         outputs.push(path);
     }
+    crate::trace::check(a.trace.as_deref())?;
     let mut redactor = Redactor::default();
     redactor.add_url(&url);
     if let Some(limit) = a.memory_limit {
@@ -198,6 +199,7 @@ pub(crate) fn execute(
             &command_line,
             control,
             &redactor,
+            a.trace.as_deref().filter(|_| *ph == phase),
         )?;
         // the summary reaches the screen even when the file cannot be written
         let written = crate::verify::write_with_keys(&out_path, &mut r, Some(&state));
@@ -214,6 +216,9 @@ pub(crate) fn execute(
             }
         }
         written?;
+        if r.trace.as_ref().is_some_and(|t| !t.complete) {
+            code = crate::EXIT_FAILED;
+        }
         if r.interrupted {
             code = control.exit_code();
             break;
@@ -242,6 +247,7 @@ fn run_one(
     command_line: &[String],
     control: &Control,
     redactor: &Redactor,
+    trace: Option<&Path>,
 ) -> Result<(RunResult, Arc<SharedState>), CliError> {
     if control.stop.load(Ordering::SeqCst) {
         return Err(CliError {
@@ -260,6 +266,7 @@ fn run_one(
         .transpose()
         .map_err(CliError::bad_input)?
         .unwrap_or_default();
+    spec.trace = crate::trace::open(trace, workload, url, props, redactor)?;
     wait_for_start(a.start_at, control)?;
     spec.max_errors = match a.on_error {
         Some(OnError::Stop) => Some(0),
@@ -321,6 +328,7 @@ fn run_one(
         extra,
     );
     let mut result = result::build_result(ctx, &out);
+    result.trace = crate::trace::close(trace, spec.trace.as_deref(), &mut result.warnings);
     result.inserts = Some(result::inserts::Inserts::of(&state, phase));
     result.verification = opened.verification;
     if phase == Phase::Run && config.instance.1 == 1 {
@@ -371,39 +379,6 @@ fn wait_for_start(at: Option<SystemTime>, control: &Control) -> Result<(), CliEr
         ),
     }
     Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn context<'a>(
-    command_line: &[String],
-    workload: &str,
-    props: &'a Properties,
-    spec: &'a RunSpec,
-    config: &CoreConfig,
-    binding: BindingInfo,
-    redactor: &'a Redactor,
-    extra_warnings: Vec<String>,
-) -> ResultContext<'a> {
-    ResultContext {
-        command_line: command_line.to_vec(),
-        workload: workload.to_string(),
-        properties: props,
-        spec,
-        semantics: Semantics {
-            insert: config.insert_mode,
-            update: config.update_mode,
-            read_modify_write: "read, then update with the configured update semantics".into(),
-        },
-        binding,
-        host: HostInfo::capture(),
-        redactor,
-        warnings: props
-            .warnings
-            .iter()
-            .cloned()
-            .chain(extra_warnings)
-            .collect(),
-    }
 }
 
 /// `--memory-limit`: runs this same command as a child in a memory cgroup and

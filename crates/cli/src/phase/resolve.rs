@@ -118,3 +118,37 @@ pub(super) fn default_seed() -> u64 {
         .unwrap_or_default();
     yardstick_core::rng::derive_seed(t.as_nanos() as u64, &[std::process::id() as u64])
 }
+
+/// Everything about the phase that the runner does not measure.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn context<'a>(
+    command_line: &[String],
+    workload: &str,
+    props: &'a Properties,
+    spec: &'a RunSpec,
+    config: &CoreConfig,
+    binding: BindingInfo,
+    redactor: &'a Redactor,
+    extra_warnings: Vec<String>,
+) -> ResultContext<'a> {
+    ResultContext {
+        command_line: command_line.to_vec(),
+        workload: workload.to_string(),
+        properties: props,
+        spec,
+        semantics: Semantics {
+            insert: config.insert_mode,
+            update: config.update_mode,
+            read_modify_write: "read, then update with the configured update semantics".into(),
+        },
+        binding,
+        host: HostInfo::capture(),
+        redactor,
+        warnings: props
+            .warnings
+            .iter()
+            .cloned()
+            .chain(extra_warnings)
+            .collect(),
+    }
+}

@@ -6,7 +6,7 @@ use yardstick_core::result::RunResult;
 
 /// The summary in `format`, and where the result is (`None`: it could not
 /// be written, which the error that follows says).
-pub(super) fn print_summary(format: Format, r: &RunResult, path: Option<&Path>, brief: bool) {
+pub(crate) fn print_summary(format: Format, r: &RunResult, path: Option<&Path>, brief: bool) {
     let at = path.map_or_else(|| "not written".into(), |p| p.display().to_string());
     match format {
         Format::Json => {

@@ -209,6 +209,8 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         max_errors: None,
         op_timeout: timeout,
         until: Vec::new(),
+        trace: None,
+        timetable: None,
     };
     if !a.quiet {
         eprintln!(

@@ -412,6 +412,8 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         memory_limit: None,
         inserts: None,
         verification: None,
+        trace: None,
+        replayed: None,
         convergence: out.convergence.clone(),
         merged: None,
     }
@@ -448,12 +450,7 @@ mod tests {
         assert!(cdf(&hdrhistogram::Histogram::<u64>::new(3).unwrap()).is_empty());
     }
 
-    fn result_with_cpu(
-        threads: &str,
-        cpu_s: f64,
-        target: Option<&str>,
-        busy: &[f64],
-    ) -> RunResult {
+    fn result_with_cpu(threads: &str, cpu_s: f64, target: Option<&str>, busy: &[f64]) -> RunResult {
         let mut props = Properties::new();
         props.set_override("recordcount=10").unwrap();
         props
@@ -556,7 +553,10 @@ mod tests {
             v.reason
         );
         assert_eq!(v.worker_busy, vec![0.2, 0.96]);
-        assert!(r.warnings.iter().any(|w| w.starts_with("client-limited: worker thread 1")));
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("client-limited: worker thread 1")));
         let calm = result_with_cpu("2", 1.0, None, &[0.2, 0.5]);
         let v = calm.client.limited.clone().unwrap();
         assert!(!v.client_limited, "{v:?}");

@@ -445,6 +445,8 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
         // each instance keeps its own: verify takes the instance results
         inserts: None,
         verification: None,
+        trace: None,
+        replayed: None,
         convergence: None,
         merged: Some(Merged {
             files,

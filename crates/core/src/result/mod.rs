@@ -74,6 +74,12 @@ pub struct RunResult {
     /// `--verify`: what reading back every insert found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<inserts::Verification>,
+    /// `--trace`: the trace the run wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceFile>,
+    /// `yardstick replay`: what was played back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<Replayed>,
     /// `yardstick merge`: the instance results this one combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
@@ -284,6 +290,32 @@ pub struct HistogramInfo {
     pub highest_ns: u64,
     /// Values beyond what a histogram can hold, clamped (flagged in the warnings).
     pub clamped: u64,
+}
+
+/// `--trace`: the file and what it holds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TraceFile {
+    pub file: String,
+    pub records: u64,
+    pub bytes: u64,
+    /// Every operation was written (false: a write failed; the warnings say why).
+    pub complete: bool,
+}
+
+/// `yardstick replay`: the trace or capture played, and how.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Replayed {
+    pub file: String,
+    /// "trace" (yardstick's) or "redis-monitor".
+    pub format: String,
+    /// Operations in the file that were scheduled.
+    pub operations: u64,
+    /// The trace's rate times this (2: twice as fast).
+    pub speed: f64,
+    /// The trace's own span, start of its first to start of its last operation.
+    pub span_s: f64,
+    /// Commands of a capture without a YCSB operation, by name.
+    pub skipped: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -15,6 +15,7 @@ pub mod cpu;
 pub(crate) mod pacer;
 pub use pacer::sleep_until_precisely;
 mod record;
+pub mod replay;
 pub(crate) mod sampler;
 pub mod spec;
 pub mod verify;
@@ -22,7 +23,7 @@ pub mod work;
 mod worker;
 mod ycsb;
 
-pub use record::{Origin, Recording};
+pub use record::{Origin, Recording, Traced};
 pub use sampler::{rate_points, IntervalPoint, IntervalView, PointOp, RunOutput};
 pub use spec::{signal_name, Control, RunSpec, SpecError};
 pub use work::{SlotId, Stepped, Work};
@@ -148,6 +149,9 @@ pub fn run<W: Work>(
         }
         // Start a little in the future so every worker begins on the same schedule.
         let t0 = Instant::now() + Duration::from_millis(1);
+        if let Some(trace) = &spec.trace {
+            trace.started(std::time::SystemTime::now() + Duration::from_millis(1));
+        }
         gate.open(t0);
         if let Some(e) = failure {
             for _ in rx.iter() {}

@@ -3,12 +3,15 @@
 //! so the slots together follow the schedule without sharing a counter, and a
 //! slot that falls behind keeps its intended times (the delay is measured,
 //! never skipped).
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Pacer {
     t0: Instant,
     period_ns: f64,
+    /// Replays: operation i's offset from t0 in ns, instead of i * period.
+    timetable: Option<Arc<[u64]>>,
     next_index: u64,
     stride: u64,
 }
@@ -19,22 +22,37 @@ impl Pacer {
         Pacer {
             t0,
             period_ns: 1e9 / rate,
+            timetable: None,
             next_index: slot,
             stride: slots,
         }
     }
 
+    /// Operation i at t0 + `timetable[i]` ns; none after the last.
+    pub(crate) fn on_timetable(t0: Instant, timetable: Arc<[u64]>, slot: u64, slots: u64) -> Self {
+        Pacer {
+            timetable: Some(timetable),
+            ..Pacer::new(t0, 1.0, slot, slots)
+        }
+    }
+
     /// Intended start of this slot's next operation; advances the schedule.
     #[inline]
-    pub(crate) fn next_intended(&mut self) -> Instant {
+    pub(crate) fn next_intended(&mut self) -> Option<Instant> {
         let t = self.peek();
         self.next_index += self.stride;
         t
     }
 
+    /// Intended start of this slot's next operation (`None`: the timetable
+    /// has no more for it).
     #[inline]
-    pub(crate) fn peek(&self) -> Instant {
-        self.t0 + Duration::from_nanos((self.next_index as f64 * self.period_ns) as u64)
+    pub(crate) fn peek(&self) -> Option<Instant> {
+        let off = match &self.timetable {
+            None => (self.next_index as f64 * self.period_ns) as u64,
+            Some(t) => *t.get(usize::try_from(self.next_index).ok()?)?,
+        };
+        Some(self.t0 + Duration::from_nanos(off))
     }
 
     /// Scheduled operations of this slot intended before `deadline`, from the next one on.
@@ -42,7 +60,13 @@ impl Pacer {
         if deadline <= self.t0 {
             return 0;
         }
-        let bound = (deadline - self.t0).as_nanos() as f64 / self.period_ns;
+        let bound = match &self.timetable {
+            None => (deadline - self.t0).as_nanos() as f64 / self.period_ns,
+            Some(t) => {
+                let d = (deadline - self.t0).as_nanos() as u64;
+                t.partition_point(|&x| x < d) as f64
+            }
+        };
         let next = self.next_index as f64;
         if next >= bound {
             0
@@ -138,13 +162,30 @@ mod tests {
         let t0 = Instant::now();
         let mut a = Pacer::new(t0, 1000.0, 0, 2);
         let mut b = Pacer::new(t0, 1000.0, 1, 2);
-        let ms = |t: Instant| (t - t0).as_secs_f64() * 1000.0;
+        let ms = |t: Option<Instant>| (t.unwrap() - t0).as_secs_f64() * 1000.0;
         assert_eq!(ms(a.next_intended()).round(), 0.0);
         assert_eq!(ms(b.next_intended()).round(), 1.0);
         assert_eq!(ms(a.next_intended()).round(), 2.0);
         assert_eq!(ms(b.next_intended()).round(), 3.0);
         // 1000/s for 10 ms from index 4 on: slot a has 4, 6, 8 left
         assert_eq!(a.remaining_before(t0 + Duration::from_millis(10)), 3);
+    }
+
+    #[test]
+    fn a_timetable_is_followed_to_its_end() {
+        let t0 = Instant::now();
+        let table: Arc<[u64]> = vec![0, 10, 10, 500, 2_000_000].into();
+        let mut a = Pacer::on_timetable(t0, table.clone(), 0, 2);
+        let mut b = Pacer::on_timetable(t0, table, 1, 2);
+        let ns = |t: Option<Instant>| t.map(|t| (t - t0).as_nanos() as u64);
+        assert_eq!(b.remaining_before(t0 + Duration::from_micros(1)), 2);
+        assert_eq!(ns(a.next_intended()), Some(0));
+        assert_eq!(ns(b.next_intended()), Some(10));
+        assert_eq!(ns(a.next_intended()), Some(10));
+        assert_eq!(ns(b.next_intended()), Some(500));
+        assert_eq!(ns(b.peek()), None);
+        assert_eq!(ns(a.next_intended()), Some(2_000_000));
+        assert_eq!(ns(a.next_intended()), None);
     }
 
     #[test]

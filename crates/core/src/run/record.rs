@@ -111,6 +111,13 @@ pub(crate) struct WorkerState {
     /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
     /// re-taken every interval so calibration drift cannot accumulate.
     anchor: (Instant, u64),
+    /// The anchor's offset from the run's start in ns (negative before it):
+    /// a traced operation's start is one stamp difference from it.
+    anchor_since_t0: i64,
+    /// When the run started.
+    t0: Instant,
+    /// `--trace`: this worker's records on their way to the file.
+    pub(crate) trace: Option<crate::trace::WorkerTrace>,
 }
 
 impl WorkerState {
@@ -125,7 +132,9 @@ impl WorkerState {
         deadline: Option<Instant>,
     ) -> Self {
         let first = intervals.index_of(t0);
+        let anchor = anchor_of(&clock);
         WorkerState {
+            anchor_since_t0: since(t0, anchor.0),
             deadline,
             worker,
             rec: Recorder::new(),
@@ -133,9 +142,11 @@ impl WorkerState {
             boundary: intervals.start_of(first + 1),
             intervals,
             tx,
-            anchor: (Instant::now(), clock.raw()),
+            anchor,
             budget,
             clock,
+            t0,
+            trace: None,
         }
     }
 
@@ -153,7 +164,8 @@ impl WorkerState {
         self.send(next);
         self.index = next;
         self.boundary = self.intervals.start_of(next + 1);
-        self.anchor = (Instant::now(), self.clock.raw());
+        self.anchor = anchor_of(&self.clock);
+        self.anchor_since_t0 = since(self.t0, self.anchor.0);
     }
 
     /// The interval the worker is in.
@@ -217,12 +229,80 @@ impl WorkerState {
         end
     }
 
+    /// Records an operation as [`Self::record`] does, and writes it to the
+    /// trace when there is one.
+    #[inline]
+    pub(crate) fn record_traced(
+        &mut self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        (start, end): (u64, u64),
+        traced: Traced<'_>,
+    ) -> Instant {
+        let Some(_) = self.trace else {
+            return self.record(kind, out, origin, start, end);
+        };
+        let latency_ns = self.clock.delta_as_nanos(traced.first, end);
+        // stamps are mapped through the interval's anchor, as intervals are,
+        // so a trace's starts and intended starts agree to within ns
+        let (at, raw) = (self.anchor_since_t0, self.anchor.1);
+        let first = if traced.first >= raw {
+            at + self.clock.delta_as_nanos(raw, traced.first) as i64
+        } else {
+            at - self.clock.delta_as_nanos(traced.first, raw) as i64
+        };
+        let start_ns = first.max(0) as u64;
+        let intended_ns = match origin {
+            Origin::Intended(t) => Some(t.saturating_duration_since(self.t0).as_nanos() as u64),
+            Origin::Stamp(_) => None,
+        };
+        let done = self.record(kind, out, origin, start, end);
+        if let Some(t) = &mut self.trace {
+            t.push(&crate::trace::Entry {
+                op: kind,
+                status: out.status,
+                start_ns,
+                intended_ns,
+                latency_ns,
+                arg: traced.arg,
+                key: traced.key,
+            });
+        }
+        done
+    }
+
     #[cold]
     fn error(&mut self, status: Status, end: Instant) {
         self.budget.spend();
         if status == Status::Timeout && self.deadline.is_some_and(|d| end >= d) {
             self.rec.timeouts_after_end += 1;
         }
+    }
+}
+
+/// An `Instant` and the raw stamp of the same moment: the stamp read on
+/// either side of the clock, retried when the thread was preempted between
+/// them (a torn pair would shift every mapped time by the preemption).
+fn anchor_of(clock: &quanta::Clock) -> (Instant, u64) {
+    let mut pair = (Instant::now(), clock.raw());
+    for _ in 0..5 {
+        let before = clock.raw();
+        let now = Instant::now();
+        let after = clock.raw();
+        pair = (now, before + (after.saturating_sub(before)) / 2);
+        if clock.delta_as_nanos(before, after) < 2_000 {
+            break;
+        }
+    }
+    pair
+}
+
+/// ns from `t0` to `t` (negative before it).
+fn since(t0: Instant, t: Instant) -> i64 {
+    match t.checked_duration_since(t0) {
+        Some(d) => d.as_nanos() as i64,
+        None => -((t0 - t).as_nanos() as i64),
     }
 }
 
@@ -240,6 +320,28 @@ impl Origin {
     #[inline]
     pub fn of(intended: Option<Instant>, first: u64) -> Origin {
         intended.map_or(Origin::Stamp(first), Origin::Intended)
+    }
+}
+
+/// What a trace keeps of an operation beside its timing and status.
+#[derive(Debug, Clone, Copy)]
+pub struct Traced<'a> {
+    pub key: &'a [u8],
+    /// The stamp of its first attempt's start.
+    pub first: u64,
+    /// Scan length; a read's or update's fields (0 all, i + 1 field i); a
+    /// read-modify-write's read fields + written fields << 32; a batch's records.
+    pub arg: u64,
+}
+
+impl Traced<'_> {
+    /// `arg` for a choice of fields.
+    #[inline]
+    pub fn fields(f: crate::binding::Fields) -> u64 {
+        match f {
+            crate::binding::Fields::All => 0,
+            crate::binding::Fields::One(i) => i as u64 + 1,
+        }
     }
 }
 
@@ -281,6 +383,22 @@ impl Recording<'_> {
         self.state
             .borrow_mut()
             .record(kind, out, origin, start, end)
+    }
+
+    /// Records a `kind` operation as [`Self::record`] does, with what a
+    /// trace keeps of it (written when the run has `--trace`).
+    #[inline]
+    pub fn record_op(
+        &self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        stamps: (u64, u64),
+        traced: Traced<'_>,
+    ) -> Instant {
+        self.state
+            .borrow_mut()
+            .record_traced(kind, out, origin, stamps, traced)
     }
 
     /// Counts one retried attempt of a `kind` operation.

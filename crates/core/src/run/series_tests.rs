@@ -68,6 +68,8 @@ fn spec(warmup: Duration, target: Option<f64>) -> RunSpec {
         max_errors: None,
         op_timeout: None,
         until: Vec::new(),
+        trace: None,
+        timetable: None,
     }
 }
 

@@ -33,6 +33,12 @@ pub struct RunSpec {
     /// `--until`: end the run once these confidence intervals are narrow
     /// enough (the duration or count still bounds it).
     pub until: Vec<super::converge::Until>,
+    /// `--trace`: every operation is written to this trace.
+    pub trace: Option<Arc<crate::trace::Sink>>,
+    /// Open loop on a timetable (a replay): operation i of the run is
+    /// intended at t0 + `timetable[i]` ns, and the run ends after the last;
+    /// `target` then only states the mean rate.
+    pub timetable: Option<Arc<[u64]>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -83,6 +89,8 @@ impl RunSpec {
             max_errors: None,
             op_timeout: None,
             until: Vec::new(),
+            trace: None,
+            timetable: None,
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

@@ -114,6 +114,8 @@ mod tests {
             max_errors: None,
             op_timeout: None,
             until: Vec::new(),
+            trace: None,
+            timetable: None,
         }
     }
 

@@ -141,11 +141,7 @@ pub(crate) fn run_worker<W: Work>(
     let (Ok(rt), false, Some(t0)) = (rt, ctx.abort.load(Ordering::SeqCst), t0) else {
         return;
     };
-    let (cpu0, waited0, wall0) = (
-        thread_cpu_time(),
-        waited_on_thread(),
-        Instant::now(),
-    );
+    let (cpu0, waited0, wall0) = (thread_cpu_time(), waited_on_thread(), Instant::now());
     let intervals = Intervals {
         measure_start: t0 + ctx.spec.warmup,
         length: ctx.spec.status_interval,
@@ -161,6 +157,7 @@ pub(crate) fn run_worker<W: Work>(
         ctx.budget.clone(),
         deadline,
     ));
+    state.borrow_mut().trace = ctx.spec.trace.as_ref().map(|t| t.worker());
     let alone = slots.len() == 1;
     let rec = Recording {
         state: &state,
@@ -220,7 +217,9 @@ pub(crate) fn run_worker<W: Work>(
     // busy: the thread's CPU less its spinning for the schedule
     let wall = wall0.elapsed().as_secs_f64();
     let waited = waited_on_thread().saturating_sub(waited0);
-    let busy = thread_cpu_time().saturating_sub(cpu0).saturating_sub(waited);
+    let busy = thread_cpu_time()
+        .saturating_sub(cpu0)
+        .saturating_sub(waited);
     let _ = ctx.tx.send(Report::Done {
         worker: ctx.worker,
         busy: if wall > 0.0 {
@@ -247,9 +246,11 @@ async fn slot_loop<W: Work>(
     alone: bool,
 ) -> SlotEnd {
     let spec = &ctx.spec;
-    let mut pacer = spec
-        .target
-        .map(|rate| Pacer::new(t0, rate, id.index, spec.slots()));
+    let mut pacer = match (&spec.timetable, spec.target) {
+        (Some(t), _) => Some(Pacer::on_timetable(t0, t.clone(), id.index, spec.slots())),
+        (None, Some(rate)) => Some(Pacer::new(t0, rate, id.index, spec.slots())),
+        (None, None) => None,
+    };
     let measure_start = t0 + spec.warmup;
     let deadline = rec.deadline;
     let quota = spec.quota(id.index);
@@ -272,10 +273,10 @@ async fn slot_loop<W: Work>(
         }
         let intended = match &mut pacer {
             Some(p) => {
-                let t = p.peek();
-                if deadline.is_some_and(|d| t >= d) {
+                // a timetable's end ends the slot
+                let Some(t) = p.peek().filter(|t| deadline.is_none_or(|d| *t < d)) else {
                     break;
-                }
+                };
                 p.next_intended();
                 wait_until(t, alone).await;
                 let now = Instant::now();

@@ -4,7 +4,7 @@ use super::Buffers;
 use crate::binding::{Fields, Outcome, Session, Status};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
-use crate::run::record::{Origin, Recording};
+use crate::run::record::{Origin, Recording, Traced};
 use crate::workload::ledger::Pending;
 use crate::workload::stream::instance_key;
 use crate::workload::{Phase, PlannedOp, SharedState, Stream};
@@ -39,12 +39,17 @@ pub(super) async fn execute_batch<S: Session>(
         tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
     }
     pending.settle(out.status);
-    rec.record(
+    let traced = Traced {
+        key: b.batch.rows().next().map_or(&[][..], |(k, _)| k),
+        first,
+        arg: b.batch.len() as u64,
+    };
+    rec.record_op(
         OpKind::BatchInsert,
         &out,
         Origin::of(intended, first),
-        start,
-        end,
+        (start, end),
+        traced,
     )
 }
 
@@ -119,25 +124,45 @@ pub(super) async fn execute<S: Session>(
             {
                 out.status = Status::VerifyFailed;
             }
-            rec.record(OpKind::Read, &out, origin(first), start, end)
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: Traced::fields(op.fields),
+            };
+            rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced)
         }
         OpKind::Scan => {
             let (out, first, start, end) = with_retries!(rec, OpKind::Scan, c, salt, {
                 b.scan.clear();
                 s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
             });
-            rec.record(OpKind::Scan, &out, origin(first), start, end)
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: op.scan_length,
+            };
+            rec.record_op(OpKind::Scan, &out, origin(first), (start, end), traced)
         }
         OpKind::Update => {
             stream.values(shared, &b.key, op.fields, &mut b.values);
             let (out, first, start, end) =
                 with_retries!(rec, OpKind::Update, c, salt, s.update(&b.key, &b.values));
-            rec.record(OpKind::Update, &out, origin(first), start, end)
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: Traced::fields(op.fields),
+            };
+            rec.record_op(OpKind::Update, &out, origin(first), (start, end), traced)
         }
         OpKind::Delete => {
             let (out, first, start, end) =
                 with_retries!(rec, OpKind::Delete, c, salt, s.delete(&b.key));
-            rec.record(OpKind::Delete, &out, origin(first), start, end)
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: 0,
+            };
+            rec.record_op(OpKind::Delete, &out, origin(first), (start, end), traced)
         }
         OpKind::Insert if phase == Phase::Run => {
             stream.values(shared, &b.key, Fields::All, &mut b.values);
@@ -152,7 +177,12 @@ pub(super) async fn execute<S: Session>(
                 |st| pending.attempt(st)
             );
             pending.settle(out.status);
-            let done = rec.record(OpKind::Insert, &out, origin(first), start, end);
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: 0,
+            };
+            let done = rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced);
             if let Err(e) = shared.inserts.acknowledge(op.keynum) {
                 rec.message(OpKind::Insert, Status::Error, &e.to_string());
             }
@@ -189,7 +219,12 @@ pub(super) async fn execute<S: Session>(
             }
             pending.settle(out.status);
             // Response time covers every attempt; service time the last one.
-            rec.record(OpKind::Insert, &out, origin(first), start, end)
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: 0,
+            };
+            rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced)
         }
         OpKind::ReadModifyWrite => {
             let (mut r, first, start, read_end) = with_retries!(rec, OpKind::Read, c, salt, {
@@ -214,7 +249,18 @@ pub(super) async fn execute<S: Session>(
                 bytes: r.bytes + u.bytes,
                 detail: None,
             };
-            rec.record(OpKind::ReadModifyWrite, &whole, origin(first), start, end)
+            let traced = Traced {
+                key: &b.key,
+                first,
+                arg: Traced::fields(op.fields) | Traced::fields(op.write) << 32,
+            };
+            rec.record_op(
+                OpKind::ReadModifyWrite,
+                &whole,
+                origin(first),
+                (start, end),
+                traced,
+            )
         }
     }
 }
