@@ -366,6 +366,10 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "cannot write the trace file {dir}/link.json:",
     ),
     (
+        "tpcc run --db sqlite://{dir}/t.db --warehouses 1 --sending batched",
+        "--sending batched: give pipelined or one-by-one",
+    ),
+    (
         "compare {dir}/ok.json",
         "the following required arguments were not provided: <B>",
     ),

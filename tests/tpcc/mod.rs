@@ -541,3 +541,36 @@ mod postgres;
 mod runner;
 
 use pipelines::pipelines_keep_order_and_errors;
+
+/// Runs `--sending one-by-one` beside the pipelined result `piped` (a
+/// result file in `dir`) and checks what each cost in round trips: one
+/// statement per round trip costs many times more, the data stays
+/// consistent either way.
+pub(super) fn assert_one_by_one_costs_more_round_trips(dir: &Path, url: &str, piped: &str) {
+    let r = tpcc_run(
+        dir,
+        url,
+        ["1", "2", "2s"],
+        &["--sending", "one-by-one"],
+        "obo.json",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("statements sent one-by-one:"),
+        "{}",
+        r.stdout
+    );
+    let trips = |f: &str| read_json(&dir.join(f))["round_trips"].clone();
+    let (p, o) = (trips(piped), trips("obo.json"));
+    assert_eq!(
+        (p["sending"].as_str(), o["sending"].as_str()),
+        (Some("pipelined"), Some("one-by-one"))
+    );
+    let per = |t: &serde_json::Value| t["per_transaction"].as_f64().unwrap();
+    assert!((2.0..4.0).contains(&per(&p)), "{p}");
+    assert!(per(&o) > 5.0 * per(&p), "{o} against {p}");
+    // New-Order: BEGIN, 4 statements per order line (5 to 15 lines), COMMIT
+    let new_order = o["by_transaction"]["NEW-ORDER"].as_f64().unwrap();
+    assert!(new_order >= 20.0, "{o}");
+    assert_checks_pass(&read_json(&dir.join("obo.json")));
+}

@@ -174,6 +174,7 @@ fn load_with_load_data_run_and_check_on_mariadb() {
     let r = tpcc_run(dir.path(), &u, ["2", "4", "3s"], &[], "my.json");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let v = read_json(&dir.path().join("my.json"));
+    assert_one_by_one_costs_more_round_trips(dir.path(), &u, "my.json");
     assert_eq!(v["database"]["engine"]["name"], "mariadb");
     assert!(v["database"]["statements"]
         .as_str()

@@ -70,6 +70,7 @@ fn load_with_copy_run_and_check_on_postgresql() {
     assert!(!all.contains("benchpw"), "the password leaked");
     let c = yardstick(dir.path(), &["tpcc", "check", "--db", &u]);
     assert_eq!(c.code, 0, "{}", c.stdout);
+    assert_one_by_one_costs_more_round_trips(dir.path(), &u, "pg.json");
     // the isolation level is a choice, recorded, and serialization
     // failures are retried rather than reported as errors
     let s = tpcc_run(

@@ -13,6 +13,7 @@ pub mod loader;
 mod open;
 pub mod run;
 mod text;
+pub mod trips;
 pub mod txn;
 
 pub use open::{locking, open, support, Opened, Support};

@@ -6,16 +6,18 @@
 //! histograms, signal handling and the error budget. A transaction is timed
 //! from its first attempt to its end, retries included; keying and think
 //! times (`--spec-timing`) lie outside the measurement.
+use super::trips::{Counted, Sending};
 use super::txn::{self, Ended};
 use super::{Conn, DbError, ErrorKind, Isolation};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use yardstick_core::binding::{BindingError, Outcome, Status};
 use yardstick_core::result::ErrorSample;
 use yardstick_core::rng::{derive_seed, Rng};
 use yardstick_core::run::{Origin, Recording, RunOutput, SlotId, Stepped, Work};
 use yardstick_core::stats::{encode_histogram, Summary};
-use yardstick_core::tpcc::result::{TpccPoint, TxnResult};
+use yardstick_core::tpcc::result::{RoundTrips, TpccPoint, TxnResult};
 use yardstick_core::tpcc::{Constants, Deck, Random, Txn, DISTRICTS};
 
 /// The terminals of one `tpcc run`.
@@ -33,13 +35,17 @@ pub struct Terminals {
     pub constants: Constants,
     /// A transaction's time limit ([`super::Opened::timeout`]).
     pub timeout: Option<Duration>,
+    /// How a transaction's statements are sent.
+    pub sending: Sending,
+    /// Per transaction kind: (transactions ended, round trips they took).
+    pub trips: std::sync::Arc<[(AtomicU64, AtomicU64); 5]>,
 }
 
 /// One terminal: its connection, home warehouse and district, and generators.
 pub struct Terminal {
     /// `None` after a transaction was abandoned at its timeout: the next one
     /// connects anew.
-    conn: Option<Box<dyn Conn>>,
+    conn: Option<Counted>,
     index: u64,
     w_id: u32,
     d_id: u32,
@@ -49,11 +55,30 @@ pub struct Terminal {
 }
 
 impl Terminals {
-    async fn connect(&self, t: u64) -> Result<Box<dyn Conn>, DbError> {
+    async fn connect(&self, t: u64) -> Result<Counted, DbError> {
         let opened = super::open(&self.url, false, self.isolation)
             .await
             .map_err(|e| DbError::other(format!("terminal {t} cannot connect: {e}")))?;
-        Ok(opened.conn)
+        Ok(Counted::new(opened.conn, self.sending))
+    }
+
+    /// Round trips per transaction, by kind (those that ended) and overall.
+    pub fn round_trips(&self) -> RoundTrips {
+        let mut by = BTreeMap::new();
+        let (mut all, mut trips) = (0, 0);
+        for (t, (n, r)) in Txn::ALL.iter().zip(self.trips.iter()) {
+            let (n, r) = (n.load(Ordering::Relaxed), r.load(Ordering::Relaxed));
+            if n > 0 {
+                by.insert(t.op().name().to_string(), r as f64 / n as f64);
+            }
+            all += n;
+            trips += r;
+        }
+        RoundTrips {
+            sending: self.sending.name().into(),
+            per_transaction: trips as f64 / all.max(1) as f64,
+            by_transaction: by,
+        }
     }
 
     /// A transaction within the time limit; past it the connection, in an
@@ -80,6 +105,7 @@ impl Terminals {
             None => t.conn.insert(self.connect(t.index).await?),
         };
         let (w, r) = (t.w_id, &mut t.input);
+        let c: &mut dyn Conn = c;
         match kind {
             Txn::NewOrder => txn::new_order(c, &r.new_order(w, self.warehouses)).await,
             Txn::Payment => txn::payment(c, &r.payment(w, self.warehouses)).await,
@@ -125,6 +151,7 @@ impl Work for Terminals {
             return None;
         }
         let first = rec.stamp();
+        let trips_before = t.conn.as_ref().map_or(0, |c| c.trips);
         let mut retries = 0u32;
         let (outcome, start, end) = loop {
             let (res, start, end) = rec.timed(self.bounded(t, kind)).await;
@@ -148,6 +175,12 @@ impl Work for Terminals {
             Err(e) => Outcome::failed(Status::Error, e.message),
         };
         let ended = rec.record(kind.op(), &out, Origin::of(intended, first), start, end);
+        // a connection dropped at its timeout took its count along
+        if let (Some(c), Some(slot)) = (&t.conn, Txn::ALL.iter().position(|k| *k == kind)) {
+            let (n, r) = &self.trips[slot];
+            n.fetch_add(1, Ordering::Relaxed);
+            r.fetch_add(c.trips.saturating_sub(trips_before), Ordering::Relaxed);
+        }
         if self.spec_timing {
             // think time: negative exponential with the transaction's mean, capped at 10x
             let u = t.deck_rng.next_f64().max(1e-12);

@@ -96,6 +96,12 @@ pub(crate) struct RunArgs {
     /// (SQLite's only level).
     #[arg(long, value_name = "LEVEL")]
     pub isolation: Option<String>,
+    /// How a transaction's statements are sent: pipelined (the default:
+    /// statements whose answers are not needed go with the next ones) or
+    /// one-by-one (each waits for its answer, BEGIN and COMMIT included, as
+    /// go-tpc, BenchmarkSQL and HammerDB send; see docs/tpcc.md).
+    #[arg(long, value_name = "MODE", default_value = "pipelined")]
+    pub sending: String,
     /// Retries of a transaction that hit a serialization failure, deadlock or busy database.
     #[arg(long, default_value_t = 10)]
     pub retries: u32,

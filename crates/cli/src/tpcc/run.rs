@@ -9,6 +9,7 @@ use crate::{CliError, EXIT_BAD_INPUT, EXIT_FAILED};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 use yardstick_bindings::tpcc::run::{measured, Terminals};
+use yardstick_bindings::tpcc::trips::Sending;
 use yardstick_bindings::tpcc::{check, load, Isolation};
 use yardstick_core::result::{self, ClientInfo, HostInfo, Tool};
 use yardstick_core::run::{self, RunSpec};
@@ -74,6 +75,7 @@ impl Frame {
             transactions: Default::default(),
             time_series: Vec::new(),
             checks: Vec::new(),
+            round_trips: None,
             client: ClientInfo {
                 cpu_seconds: 0.0,
                 cpu_cores_used: 0.0,
@@ -93,6 +95,9 @@ impl Frame {
 pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, CliError> {
     let isolation = parse_isolation(a.isolation.as_deref())?;
     let (threads, per_thread) = layout(a)?;
+    let sending = Sending::parse(&a.sending).ok_or_else(|| {
+        CliError::bad_input(format!("--sending {}: give {}", a.sending, Sending::NAMES))
+    })?;
     if let Some(t) = a.target.filter(|t| !(t.is_finite() && *t > 0.0)) {
         return Err(CliError::bad_input(format!(
             "--target {t}: give a positive rate of transactions per second"
@@ -193,6 +198,8 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         seed: a.seed,
         constants: run_k,
         timeout,
+        sending,
+        trips: Default::default(),
     };
     let spec = RunSpec {
         phase: Phase::Run,
@@ -295,6 +302,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
     r.transactions = m.transactions;
     r.time_series = m.series;
     r.checks = checks;
+    r.round_trips = Some(terminals.round_trips());
     r.client = ClientInfo {
         cpu_seconds: cpu_s,
         cpu_cores_used: used,

@@ -37,6 +37,12 @@ pub(crate) fn summary(r: &TpccResult) -> String {
         r.client.cpu_cores_used,
         r.client.cpu_ns_per_op / 1e3
     );
+    if let Some(t) = &r.round_trips {
+        s.push_str(&format!(
+            "  statements sent {}: {:.1} round trips per transaction\n\n",
+            t.sending, t.per_transaction
+        ));
+    }
     s.push_str(&format!(
         "  {:<13} {:>9} {:>6} {:>9} {:>8} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         "transaction",

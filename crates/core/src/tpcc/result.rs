@@ -40,6 +40,10 @@ pub struct TpccResult {
     pub time_series: Vec<TpccPoint>,
     /// The consistency conditions checked after the run (empty with --no-check).
     pub checks: Vec<Check>,
+    /// How the terminals sent statements and the round trips a
+    /// transaction took (absent in results of versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips: Option<RoundTrips>,
     pub client: ClientInfo,
     pub warnings: Vec<String>,
     pub error_samples: Vec<ErrorSample>,
@@ -86,6 +90,18 @@ pub struct TpccConfig {
     pub retry_limit: u32,
     pub load_constants: super::Constants,
     pub run_constants: super::Constants,
+}
+
+/// `--sending` and what it cost in round trips.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RoundTrips {
+    /// "pipelined" or "one-by-one".
+    pub sending: String,
+    /// Requests waited for per ended transaction, over all kinds (for
+    /// SQLite, calls into the engine).
+    pub per_transaction: f64,
+    /// The same by kind.
+    pub by_transaction: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
