@@ -370,3 +370,85 @@ fn until_ends_a_steady_run_once_its_interval_is_narrow_and_says_when_it_is_not()
     });
     assert!(warned, "{}", v["warnings"]);
 }
+
+#[test]
+fn until_ends_a_suites_repetitions_once_they_converged() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 ms per operation on one thread: about 1,000 ops/s every time
+    let suite = |until: &str, out: &str| {
+        let r = yardstick(
+            dir.path(),
+            &[
+                "suite",
+                "ycsb",
+                "--db",
+                "null://?latency=1ms",
+                "--only",
+                "load,c",
+                "--records",
+                "100",
+                "--repeat",
+                "4",
+                "--until",
+                until,
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+                "--threads",
+                "1",
+                "--out-dir",
+                out,
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        (r, read_json(&dir.path().join(out).join("index.json")))
+    };
+    let statuses = |index: &serde_json::Value| -> Vec<(u64, String)> {
+        index["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["repetition"].as_u64().unwrap(),
+                    s["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let (r, index) = suite("ci<10%", "wide");
+    assert_matches_schema(&index, "suite-index.schema.json");
+    assert!(
+        r.stderr.contains("converged after 3 repetitions"),
+        "{}",
+        r.stderr
+    );
+    let s = statuses(&index);
+    assert!(
+        s.iter()
+            .filter(|(rep, _)| *rep <= 3)
+            .all(|(_, st)| st == "ok"),
+        "{s:?}"
+    );
+    assert!(
+        s.iter()
+            .filter(|(rep, _)| *rep == 4)
+            .all(|(_, st)| st == "converged"),
+        "{s:?}"
+    );
+    assert!(
+        index["until"].as_str().unwrap().contains("Student-t"),
+        "{}",
+        index["until"]
+    );
+    // the summary covers the three repetitions that ran
+    assert_eq!(
+        index["summary"][0]["ops_per_sec"]["n"], 3,
+        "{}",
+        index["summary"]
+    );
+    // a bound no real series meets: every repetition runs
+    let (_, index) = suite("ci<0.0001%", "narrow");
+    assert!(statuses(&index).iter().all(|(_, st)| st == "ok"));
+}

@@ -370,6 +370,14 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "--sending batched: give pipelined or one-by-one",
     ),
     (
+        "suite ycsb --db null:// --repeat 2 --until ci<5%",
+        "--until ends a series of repetitions: give --repeat 3 or more",
+    ),
+    (
+        "suite ycsb --db null:// --repeat 5 --until ci<500%",
+        "--until 'ci<500%' is not a condition: write ci<2% (throughput) or p99",
+    ),
+    (
         "compare {dir}/ok.json",
         "the following required arguments were not provided: <B>",
     ),

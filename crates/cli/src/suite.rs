@@ -22,6 +22,11 @@ pub(crate) struct SuiteArgs {
     /// Repeat the whole sequence N times; figures get a mean and a 95% confidence interval.
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
+    /// End the repetitions of a target and size once they converged:
+    /// "ci<5%" (throughput) or "p99 ci<5%" (each operation's p99), joined
+    /// by commas; judged from 3 repetitions on, --repeat the most it runs.
+    #[arg(long, value_name = "COND")]
+    pub until: Option<String>,
     /// For every run phase, search the maximum throughput whose latency
     /// percentile stays under this bound, e.g. "p99<50ms" or "read:p99.9<10ms".
     #[arg(long, value_name = "BOUND")]
@@ -71,6 +76,7 @@ impl SuiteArgs {
             dbs: self.dbs.clone(),
             records: self.records.clone(),
             repeat: self.repeat,
+            until: self.until.clone(),
             slo: self.slo.clone(),
             slo_bisections: self.slo_bisections,
             duration: self.duration,

@@ -65,6 +65,8 @@ pub enum StepStatus {
     Interrupted,
     /// Not run because the load it needs failed; pending again on the next invocation.
     Skipped,
+    /// Not run: the repetitions before it had converged (`--until`).
+    Converged,
 }
 
 impl StepStatus {
@@ -76,6 +78,7 @@ impl StepStatus {
             StepStatus::Failed => "failed",
             StepStatus::Interrupted => "interrupted",
             StepStatus::Skipped => "skipped",
+            StepStatus::Converged => "converged",
         }
     }
 }
@@ -204,6 +207,9 @@ pub struct SuiteIndex {
     /// Properties given to every phase (preset and -p).
     pub properties: Vec<String>,
     pub slo: Option<String>,
+    /// `--until`: the bound repetitions stop at, and how it is judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
     pub steps: Vec<StepRecord>,
     /// Per target, data size and step: mean and 95% CI over repetitions.
     pub summary: Vec<SummaryRow>,

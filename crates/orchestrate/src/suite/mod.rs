@@ -10,6 +10,7 @@
 mod presets;
 mod step;
 mod summary;
+pub mod until;
 
 use crate::index::{self, *};
 use crate::slo::{Search, Slo};
@@ -22,6 +23,7 @@ use std::time::Duration;
 use step::StepCtx;
 pub use summary::{summarize, table};
 use yardstick_core::result::RunResult;
+use yardstick_core::run::converge::Until;
 use yardstick_core::stats::ci::mean_ci;
 
 /// What to run: the command line's options, typed.
@@ -33,6 +35,8 @@ pub struct SuiteSpec {
     /// Data sizes; empty for the preset's.
     pub records: Vec<u64>,
     pub repeat: u32,
+    /// `--until "ci<5%"`: end the repetitions once they converged.
+    pub until: Option<String>,
     /// A latency bound to search the throughput under; `None` for the preset's.
     pub slo: Option<String>,
     pub slo_bisections: u32,
@@ -55,6 +59,8 @@ pub struct SuiteSpec {
 pub struct SuitePlan {
     pub spec: SuiteSpec,
     pub slo: Option<Slo>,
+    /// `--until`'s conditions (empty: every repetition runs).
+    pub until: Vec<Until>,
     pub load_threads: usize,
     /// Properties of every phase: the preset's, then -p.
     pub props: Vec<String>,
@@ -175,6 +181,16 @@ pub fn plan(spec: &SuiteSpec) -> Result<SuitePlan, Error> {
     if a.repeat == 0 {
         return Err(bad("--repeat must be at least 1"));
     }
+    let until = match &a.until {
+        Some(u) => Until::parse_all(u).map_err(bad)?,
+        None => Vec::new(),
+    };
+    if !until.is_empty() && a.repeat < until::MIN_REPETITIONS {
+        return Err(bad(format!(
+            "--until ends a series of repetitions: give --repeat {} or more (the most it may run)",
+            until::MIN_REPETITIONS
+        )));
+    }
     if a.slo_bisections == 0 {
         return Err(bad(
             "--slo-bisections must be at least 1: the search halves the rate range that many times",
@@ -242,6 +258,7 @@ pub fn plan(spec: &SuiteSpec) -> Result<SuitePlan, Error> {
         format!("{:?}", a.suite),
         format!("{records:?}"),
         a.repeat.to_string(),
+        format!("{:?}", a.until),
         format!("{:?}", slo.as_ref().map(|s| &s.text)),
         a.slo_bisections.to_string(),
         a.duration.as_millis().to_string(),
@@ -309,6 +326,7 @@ pub fn plan(spec: &SuiteSpec) -> Result<SuitePlan, Error> {
         concurrency: a.concurrency,
         properties: props.clone(),
         slo: slo.as_ref().map(|s| s.text.clone()),
+        until: (!until.is_empty()).then(|| until::method(&until)),
         steps,
         summary: vec![],
         scaling: vec![],
@@ -316,6 +334,7 @@ pub fn plan(spec: &SuiteSpec) -> Result<SuitePlan, Error> {
     Ok(SuitePlan {
         spec: spec.clone(),
         slo,
+        until,
         load_threads,
         props,
         defs: preset.steps.to_vec(),
@@ -346,6 +365,46 @@ fn check_every_phase(plan: &SuitePlan, env: &Env) -> Result<(), Error> {
         env.checked(&ctx.args(None, &file))?;
     }
     Ok(())
+}
+
+/// After step `i`, the last of its repetition: when the repetitions so far
+/// have converged, the later ones of the same target and size are not run.
+fn stop_converged(plan: &SuitePlan, steps: &mut [StepRecord], i: usize, env: &Env) {
+    let s = &steps[i];
+    let last = plan
+        .defs
+        .iter()
+        .rev()
+        .find(|d| plan.index.steps.iter().any(|p| p.step == d.name));
+    if last.is_none_or(|d| d.name != s.step) {
+        return;
+    }
+    let runs: Vec<&str> = plan
+        .defs
+        .iter()
+        .filter(|d| !d.load && plan.index.steps.iter().any(|p| p.step == d.name))
+        .map(|d| d.name)
+        .collect();
+    let (target, records, rep) = (s.target, s.records, s.repetition);
+    let Some(widest) = until::converged(steps, &runs, &plan.until, (target, records, rep)) else {
+        return;
+    };
+    let mut left = 0;
+    for later in steps.iter_mut().filter(|p| {
+        p.target == target
+            && p.records == records
+            && p.repetition > rep
+            && p.status == StepStatus::Pending
+    }) {
+        later.status = StepStatus::Converged;
+        left += 1;
+    }
+    if left > 0 {
+        (env.say)(&format!(
+            "converged after {rep} repetitions (widest interval ±{:.2}% of its mean): the remaining {left} phases of this target and size are not run",
+            widest * 100.0
+        ));
+    }
 }
 
 /// Runs the plan's unfinished steps, resuming from the index in the output
@@ -384,7 +443,10 @@ pub fn execute(plan: &SuitePlan, env: &Env) -> Result<SuiteRun, Error> {
     let total = index.steps.len();
     let mut outcome = SuiteOutcome::Complete;
     for i in 0..total {
-        if index.steps[i].status == StepStatus::Ok {
+        if matches!(
+            index.steps[i].status,
+            StepStatus::Ok | StepStatus::Converged
+        ) {
             continue;
         }
         if env.control.stop.load(Ordering::SeqCst) {
@@ -453,6 +515,9 @@ pub fn execute(plan: &SuitePlan, env: &Env) -> Result<SuiteRun, Error> {
             }
         }
         let status = s.status;
+        if status == StepStatus::Ok {
+            stop_converged(plan, &mut index.steps, i, env);
+        }
         summarize(&mut index);
         index::write(&index_path, &index)?;
         match status {

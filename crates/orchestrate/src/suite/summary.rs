@@ -205,7 +205,7 @@ pub fn table(index: &SuiteIndex) -> String {
     let unfinished = index
         .steps
         .iter()
-        .filter(|s| s.status != StepStatus::Ok)
+        .filter(|s| !matches!(s.status, StepStatus::Ok | StepStatus::Converged))
         .count();
     if unfinished > 0 {
         let _ = writeln!(out, "{unfinished} phases not finished (see index.json)");

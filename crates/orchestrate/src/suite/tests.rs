@@ -94,6 +94,7 @@ fn summaries_average_repetitions_and_scaling_compares_sizes() {
         targets: vec!["null://".into()],
         records: vec![10, 1000],
         repeat: 2,
+        until: None,
         seed: 1,
         duration_s: 1.0,
         warmup_s: 0.0,

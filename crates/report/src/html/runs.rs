@@ -57,7 +57,8 @@ pub(super) fn warnings(inputs: &Inputs) -> Vec<String> {
             if let Some(o) = st.slo.as_ref().filter(|o| o.status == SloStatus::Unmet) {
                 out.push(format!("{file}: {target} · {}: {}", st.step, o.message));
             }
-            if st.status != StepStatus::Ok {
+            // a converged series' remaining repetitions were not needed
+            if !matches!(st.status, StepStatus::Ok | StepStatus::Converged) {
                 out.push(format!(
                     "{file}: phase {} of {target} is {}",
                     st.step,
