@@ -238,6 +238,16 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
     }
 }
 
+/// The reading or replaying slots (`verify`, `replay`): threads x concurrency.
+pub(crate) fn check_slots(threads: usize, concurrency: usize) -> Result<(), CliError> {
+    if threads == 0 || concurrency == 0 || concurrency > 1024 {
+        return Err(CliError::bad_input(
+            "--threads must be at least 1 and --concurrency between 1 and 1024",
+        ));
+    }
+    Ok(())
+}
+
 /// Reads a result file, or says in one line why it is not one.
 /// Writes a result file atomically (a reader never sees half of it).
 pub(crate) fn write_json(

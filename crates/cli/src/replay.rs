@@ -108,11 +108,7 @@ pub(crate) fn execute(
     control: &Control,
 ) -> Result<i32, CliError> {
     yardstick_bindings::check_url(&a.db).map_err(CliError::bad_input)?;
-    if a.threads == 0 || a.concurrency == 0 || a.concurrency > 1024 {
-        return Err(CliError::bad_input(
-            "--threads must be at least 1 and --concurrency between 1 and 1024",
-        ));
-    }
+    crate::check_slots(a.threads, a.concurrency)?;
     if !(a.speed.is_finite() && a.speed > 0.0) {
         return Err(CliError::bad_input(
             "--speed must be a positive number (2 plays twice as fast, 0.5 half as fast)",

@@ -39,11 +39,7 @@ pub(crate) struct VerifyArgs {
 pub(crate) fn execute(a: &VerifyArgs, control: &Control) -> Result<i32, CliError> {
     yardstick_bindings::check_url(&a.db).map_err(CliError::bad_input)?;
     check_readable(&a.db)?;
-    if a.threads == 0 || a.concurrency == 0 || a.concurrency > 1024 {
-        return Err(CliError::bad_input(
-            "--threads must be at least 1 and --concurrency between 1 and 1024",
-        ));
-    }
+    crate::check_slots(a.threads, a.concurrency)?;
     let mut segments = Vec::new();
     for path in &a.results {
         segments.push(segment(path, &read_result(path)?)?);

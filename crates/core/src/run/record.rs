@@ -240,9 +240,9 @@ impl WorkerState {
         (start, end): (u64, u64),
         traced: Traced<'_>,
     ) -> Instant {
-        let Some(_) = self.trace else {
+        if self.trace.is_none() {
             return self.record(kind, out, origin, start, end);
-        };
+        }
         let latency_ns = self.clock.delta_as_nanos(traced.first, end);
         // stamps are mapped through the interval's anchor, as intervals are,
         // so a trace's starts and intended starts agree to within ns
