@@ -35,7 +35,9 @@ fn instance_script() -> String {
 fn run_pods(dir: &Path, phase: &str, args: &str, logs: &Path) {
     std::fs::create_dir_all(logs).unwrap();
     let script = instance_script();
-    let start = std::time::SystemTime::now() + std::time::Duration::from_secs(2);
+    // a margin for three process starts on a busy CI host: an instance that
+    // starts late still overlaps the others, which are paced to last seconds
+    let start = std::time::SystemTime::now() + std::time::Duration::from_secs(4);
     let start = format!(
         "{}",
         start
@@ -93,7 +95,7 @@ fn the_job_script_runs_instances_whose_logs_collect_and_merge() {
     run_pods(
         d,
         "load",
-        "-P workloada -p recordcount=1500 --threads 1",
+        "-P workloada -p recordcount=1500 --threads 1 --target 500",
         &d.join("load-logs"),
     );
     let c = collect(d, &d.join("load-logs"), "loaded");
@@ -108,7 +110,7 @@ fn the_job_script_runs_instances_whose_logs_collect_and_merge() {
     run_pods(
         d,
         "run",
-        "-P workloadd -p recordcount=1500 -p operationcount=900 --threads 1 --seed 7",
+        "-P workloadd -p recordcount=1500 -p operationcount=900 --threads 1 --seed 7 --target 300",
         &d.join("run-logs"),
     );
     // a pod that failed before writing its result
