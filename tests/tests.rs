@@ -28,6 +28,7 @@ mod output;
 mod postgres;
 mod report;
 mod schema;
+mod schedule;
 mod scripts;
 mod secrets;
 mod signals;

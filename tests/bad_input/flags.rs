@@ -79,11 +79,35 @@ pub(super) const CASES: &[(&str, &str)] = &[
     ),
     (
         "run --db null:// --target nan",
-        "--target NaN is not a rate: give operations per second, e.g. --target",
+        "'nan' is not a rate: give operations per second, e.g. --target 10000",
     ),
     (
         "run --db null:// --target inf",
-        "--target inf is not a rate: give operations per second, e.g. --target",
+        "'inf' is not a rate: give operations per second, e.g. --target 10000",
+    ),
+    (
+        "run --db null:// --target 1000@30",
+        "'30' has no unit: write for example 30s, 30ms or 30us",
+    ),
+    (
+        "run --db null:// --target fast@1s",
+        "'fast' is not a rate: give operations per second, 0 or more",
+    ),
+    (
+        "run --db null:// --target 100@1s,x",
+        "'x' is not a rate step: write RATE@DURATION (1000@30s) or a ramp",
+    ),
+    (
+        "run --db null:// --target file:{dir}/none.txt",
+        "cannot read the schedule file",
+    ),
+    (
+        "run --db null:// --target 0@5s",
+        "the rate schedule schedules no operation: give a step a rate above 0",
+    ),
+    (
+        "run --db null:// --target 100@1s --duration 5s",
+        "--duration is longer than the --target schedule (1.0 s): lengthen",
     ),
     (
         "run --db null:// --target 1e9",
@@ -91,7 +115,7 @@ pub(super) const CASES: &[(&str, &str)] = &[
     ),
     (
         "run --db null:// --target abc",
-        "invalid value 'abc' for '--target <OPS>': not a number",
+        "'abc' is neither a rate nor a rate schedule: give operations per second",
     ),
     (
         "run --db null:// --duration -1s",

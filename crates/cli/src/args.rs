@@ -31,9 +31,12 @@ pub(crate) struct PhaseArgs {
     /// Operations in flight per thread (for network databases).
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
-    /// Target operations per second over all threads: open loop on one global schedule (sets target).
-    #[arg(long, value_name = "OPS")]
-    pub target: Option<f64>,
+    /// Target operations per second over all threads: open loop on one
+    /// global schedule (sets target). Or a rate schedule: steps
+    /// `1000@30s,2000@30s`, ramps `100..5000@1m`, or `file:PATH` of (time,
+    /// rate) lines joined linearly; the run then lasts the schedule.
+    #[arg(long, value_name = "OPS|SCHEDULE", value_parser = parse_target_arg)]
+    pub target: Option<Target>,
     /// Stop after this long, warm-up not included (sets maxexecutiontime), e.g. 30s, 5m.
     /// A workload file's operationcount is then ignored; -p operationcount=N still applies.
     #[arg(long, value_parser = parse_duration_arg)]
@@ -116,6 +119,32 @@ pub(crate) struct PhaseArgs {
     /// (docs/trace.md) that `yardstick replay` plays back.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+}
+
+/// `--target`: a constant rate or a rate schedule.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Rate(f64),
+    Schedule(std::sync::Arc<yardstick_core::run::Schedule>),
+}
+
+pub(crate) fn parse_target_arg(s: &str) -> Result<Target, String> {
+    if let Ok(r) = s.trim().parse::<f64>() {
+        if !(r.is_finite() && r >= 0.0) {
+            return Err(format!(
+                "'{s}' is not a rate: give operations per second, e.g. --target 10000"
+            ));
+        }
+        return Ok(Target::Rate(r));
+    }
+    if !s.contains('@') && !s.trim().starts_with("file:") {
+        return Err(format!(
+            "'{s}' is neither a rate nor a rate schedule: give operations per second (10000), steps (1000@30s,2000@30s), a ramp (100..5000@1m) or file:PATH"
+        ));
+    }
+    yardstick_core::run::Schedule::parse(s)
+        .map(|s| Target::Schedule(std::sync::Arc::new(s)))
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

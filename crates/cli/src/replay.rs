@@ -182,6 +182,7 @@ pub(crate) fn execute(
         until: Vec::new(),
         trace: crate::trace::open(a.trace.as_deref(), &workload, &a.db, &props, &redactor)?,
         timetable: Some(table),
+        rate_schedule: None,
     };
     let opts = OpenOptions {
         schema: config.schema(),

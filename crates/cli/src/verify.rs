@@ -171,6 +171,7 @@ fn spec(threads: usize, concurrency: usize, c: &CoreConfig) -> RunSpec {
         until: Vec::new(),
         trace: None,
         timetable: None,
+        rate_schedule: None,
     }
 }
 

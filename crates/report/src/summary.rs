@@ -48,9 +48,11 @@ fn header(out: &mut String, title: &str) {
 pub fn summary_table(r: &RunResult) -> String {
     let mut out = String::new();
     let engine = &r.binding.engine;
-    let loop_mode = match r.runner.target_ops_per_sec {
-        Some(t) => format!("open loop at {} ops/s", rate(t)),
-        None => "closed loop".to_string(),
+    let sched = r.schedule.as_ref().and_then(|s| s.rate_schedule.as_deref());
+    let loop_mode = match (r.runner.target_ops_per_sec, sched) {
+        (Some(t), Some(text)) => format!("open loop on {text} (mean {} ops/s)", rate(t)),
+        (Some(t), None) => format!("open loop at {} ops/s", rate(t)),
+        (None, _) => "closed loop".to_string(),
     };
     let _ = writeln!(
         out,
@@ -126,6 +128,32 @@ pub fn summary_table(r: &RunResult) -> String {
                 latency(s.final_lag_ns as f64),
                 thousands(s.unstarted_operations)
             );
+            if !s.steps.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  {:<16} {:>12} {:>12} {:>9}",
+                    "step (s)", "intended/s", "achieved/s", "achieved"
+                );
+            }
+            for st in &s.steps {
+                let intended = if st.from_ops_per_sec == st.to_ops_per_sec {
+                    rate(st.from_ops_per_sec)
+                } else {
+                    format!(
+                        "{}..{}",
+                        rate(st.from_ops_per_sec),
+                        rate(st.to_ops_per_sec)
+                    )
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:<16} {:>12} {:>12} {:>8.1}%",
+                    format!("{:.1}-{:.1}", st.start_s, st.end_s),
+                    intended,
+                    rate(st.achieved_ops_per_sec),
+                    100.0 * st.operations / st.intended_operations.max(1e-9)
+                );
+            }
         }
     }
     let failures: Vec<String> = r

@@ -309,6 +309,7 @@ mod tests {
             ops_per_sec: 0.0,
             late: 0,
             client_cpu_cores: 0.0,
+            intended_ops_per_sec: None,
             per_op: per_op
                 .into_iter()
                 .map(|(op, count, errors)| PointOp {

@@ -258,6 +258,9 @@ fn run_one(
     let mut spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
     spec.instance = a.instance.unwrap_or((0, 1));
+    if let Some(crate::args::Target::Schedule(s)) = &a.target {
+        spec.rate_schedule = Some(s.clone());
+    }
     // parsed once already, by `checked`
     spec.until = a
         .until

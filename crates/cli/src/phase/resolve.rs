@@ -1,6 +1,7 @@
 //! Resolving a phase's properties: built-in defaults, -P files, -p overrides
 //! and flags, and the demo workload of a bare `yardstick run`.
 use super::*;
+use crate::args::Target;
 
 /// Properties used by `yardstick run` with no -P, -p or --db: a short,
 /// meaningful workload A against the embedded default.
@@ -60,15 +61,23 @@ pub(crate) fn resolve_properties(
     if let Some(t) = a.threads {
         flag(&mut props, p::THREAD_COUNT, t.to_string(), "--threads")?;
     }
-    if let Some(t) = a.target {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(CliError::bad_input(format!(
-                "--target {t} is not a rate: give operations per second, e.g. --target 10000"
-            )));
+    // a schedule sets the mean rate and lasts its length, as --duration would
+    let mut duration = a.duration;
+    match &a.target {
+        Some(Target::Rate(t)) => flag(&mut props, p::TARGET, t.to_string(), "--target")?,
+        Some(Target::Schedule(s)) => {
+            flag(&mut props, p::TARGET, s.mean_rate().to_string(), "--target")?;
+            if a.duration.is_some_and(|d| d > s.duration()) {
+                return Err(CliError::bad_input(format!(
+                    "--duration is longer than the --target schedule ({:.1} s): lengthen the schedule's last step, or leave --duration out",
+                    s.duration().as_secs_f64()
+                )));
+            }
+            duration = duration.or(Some(s.duration()));
         }
-        flag(&mut props, p::TARGET, t.to_string(), "--target")?;
+        None => {}
     }
-    if let Some(d) = a.duration {
+    if let Some(d) = duration {
         flag(
             &mut props,
             p::MAX_EXECUTION_TIME,

@@ -218,6 +218,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         until: Vec::new(),
         trace: None,
         timetable: None,
+        rate_schedule: None,
     };
     if !a.quiet {
         eprintln!(

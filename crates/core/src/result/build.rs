@@ -165,6 +165,12 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             final_lag_ns: out.final_lag_ns,
             unstarted_operations: out.unstarted,
             achieved_fraction_of_target: ops_per_sec / target,
+            rate_schedule: spec.rate_schedule.as_ref().map(|s| s.text.clone()),
+            steps: spec
+                .rate_schedule
+                .as_ref()
+                .map(|s| s.steps(&out.series))
+                .unwrap_or_default(),
         }
     });
     let mut target_missed = false;

@@ -216,6 +216,30 @@ fn ops_within(r: &RunResult, start: SystemTime, from: SystemTime, to: SystemTime
         .sum()
 }
 
+/// The instances' schedule steps added up, step by step (each instance ran
+/// the same schedule, so step i is the same time span in each); none when
+/// they had different schedules.
+fn merged_steps(s: &[&Schedule]) -> Vec<crate::run::StepRate> {
+    let n = s[0].steps.len();
+    if s.iter().any(|x| x.steps.len() != n) {
+        return Vec::new();
+    }
+    (0..n)
+        .map(|i| {
+            let mut st = s[0].steps[i].clone();
+            for x in &s[1..] {
+                let o = &x.steps[i];
+                st.from_ops_per_sec += o.from_ops_per_sec;
+                st.to_ops_per_sec += o.to_ops_per_sec;
+                st.intended_operations += o.intended_operations;
+                st.operations += o.operations;
+                st.achieved_ops_per_sec += o.achieved_ops_per_sec;
+            }
+            st
+        })
+        .collect()
+}
+
 /// Merges the results of the instances of one run; `results` pairs each with
 /// its file name for messages. `force` merges runs of different
 /// configurations (with a warning); the same run twice is always refused.
@@ -302,6 +326,7 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
                     ops_per_sec: 0.0,
                     late: 0,
                     client_cpu_cores: 0.0,
+                    intended_ops_per_sec: None,
                     per_op: Vec::new(),
                 });
             e.ops += p.ops;
@@ -310,6 +335,9 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             e.duplicate_key += p.duplicate_key;
             e.late += p.late;
             e.client_cpu_cores += p.client_cpu_cores;
+            if let Some(i) = p.intended_ops_per_sec {
+                *e.intended_ops_per_sec.get_or_insert(0.0) += i;
+            }
             e.ops_per_sec = e.ops as f64 / len;
             for o in &p.per_op {
                 match e.per_op.iter_mut().find(|x| x.op == o.op) {
@@ -366,6 +394,8 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
                 .map(|x| x.achieved_fraction_of_target)
                 .sum::<f64>()
                 / s.len() as f64,
+            rate_schedule: s[0].rate_schedule.clone(),
+            steps: merged_steps(&s),
         })
     } else {
         None

@@ -260,6 +260,12 @@ pub struct Schedule {
     /// Scheduled operations that were never started because time ran out.
     pub unstarted_operations: u64,
     pub achieved_fraction_of_target: f64,
+    /// `--target` as a rate schedule: how it was written, and each of its
+    /// segments' intended against achieved rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_schedule: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::run::StepRate>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -186,6 +186,7 @@ mod tests {
             ops_per_sec: ops as f64,
             late: 0,
             client_cpu_cores: 0.0,
+            intended_ops_per_sec: None,
             per_op: vec![PointOp {
                 op: OpKind::Read,
                 count: ops,

@@ -17,6 +17,7 @@ pub use pacer::sleep_until_precisely;
 mod record;
 pub mod replay;
 pub(crate) mod sampler;
+pub mod schedule;
 pub mod spec;
 pub mod verify;
 pub mod work;
@@ -25,6 +26,7 @@ mod ycsb;
 
 pub use record::{Origin, Recording, Traced};
 pub use sampler::{rate_points, IntervalPoint, IntervalView, PointOp, RunOutput};
+pub use schedule::{Schedule, ScheduleError, StepRate};
 pub use spec::{signal_name, Control, RunSpec, SpecError};
 pub use work::{SlotId, Stepped, Work};
 pub use ycsb::Ycsb;

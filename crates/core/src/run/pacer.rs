@@ -3,17 +3,27 @@
 //! so the slots together follow the schedule without sharing a counter, and a
 //! slot that falls behind keeps its intended times (the delay is measured,
 //! never skipped).
+use super::schedule::Schedule;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Pacer {
     t0: Instant,
-    period_ns: f64,
-    /// Replays: operation i's offset from t0 in ns, instead of i * period.
-    timetable: Option<Arc<[u64]>>,
+    plan: Plan,
     next_index: u64,
     stride: u64,
+}
+
+/// When operation i is intended, from t0.
+#[derive(Debug, Clone)]
+enum Plan {
+    /// A constant rate: i * period.
+    Period(f64),
+    /// Replays: operation i's offset in ns.
+    Table(Arc<[u64]>),
+    /// A rate schedule, with the segment this slot reached.
+    Schedule(Arc<Schedule>, std::cell::Cell<usize>),
 }
 
 impl Pacer {
@@ -21,8 +31,7 @@ impl Pacer {
     pub(crate) fn new(t0: Instant, rate: f64, slot: u64, slots: u64) -> Self {
         Pacer {
             t0,
-            period_ns: 1e9 / rate,
-            timetable: None,
+            plan: Plan::Period(1e9 / rate),
             next_index: slot,
             stride: slots,
         }
@@ -31,8 +40,20 @@ impl Pacer {
     /// Operation i at t0 + `timetable[i]` ns; none after the last.
     pub(crate) fn on_timetable(t0: Instant, timetable: Arc<[u64]>, slot: u64, slots: u64) -> Self {
         Pacer {
-            timetable: Some(timetable),
-            ..Pacer::new(t0, 1.0, slot, slots)
+            t0,
+            plan: Plan::Table(timetable),
+            next_index: slot,
+            stride: slots,
+        }
+    }
+
+    /// Operation i where the schedule's operations reach i; none after its end.
+    pub(crate) fn on_schedule(t0: Instant, schedule: Arc<Schedule>, slot: u64, slots: u64) -> Self {
+        Pacer {
+            t0,
+            plan: Plan::Schedule(schedule, std::cell::Cell::new(0)),
+            next_index: slot,
+            stride: slots,
         }
     }
 
@@ -48,9 +69,15 @@ impl Pacer {
     /// has no more for it).
     #[inline]
     pub(crate) fn peek(&self) -> Option<Instant> {
-        let off = match &self.timetable {
-            None => (self.next_index as f64 * self.period_ns) as u64,
-            Some(t) => *t.get(usize::try_from(self.next_index).ok()?)?,
+        let off = match &self.plan {
+            Plan::Period(p) => (self.next_index as f64 * p) as u64,
+            Plan::Table(t) => *t.get(usize::try_from(self.next_index).ok()?)?,
+            Plan::Schedule(s, cursor) => {
+                let mut c = cursor.get();
+                let t = s.time_of(self.next_index, &mut c)?;
+                cursor.set(c);
+                (t * 1e9) as u64
+            }
         };
         Some(self.t0 + Duration::from_nanos(off))
     }
@@ -60,12 +87,13 @@ impl Pacer {
         if deadline <= self.t0 {
             return 0;
         }
-        let bound = match &self.timetable {
-            None => (deadline - self.t0).as_nanos() as f64 / self.period_ns,
-            Some(t) => {
+        let bound = match &self.plan {
+            Plan::Period(p) => (deadline - self.t0).as_nanos() as f64 / p,
+            Plan::Table(t) => {
                 let d = (deadline - self.t0).as_nanos() as u64;
                 t.partition_point(|&x| x < d) as f64
             }
+            Plan::Schedule(s, _) => s.ops_until((deadline - self.t0).as_secs_f64()),
         };
         let next = self.next_index as f64;
         if next >= bound {
@@ -186,6 +214,31 @@ mod tests {
         assert_eq!(ns(b.peek()), None);
         assert_eq!(ns(a.next_intended()), Some(2_000_000));
         assert_eq!(ns(a.next_intended()), None);
+    }
+
+    #[test]
+    fn slots_share_a_rate_schedule() {
+        let t0 = Instant::now();
+        let s = Arc::new(Schedule::parse("1000@10ms,2000@10ms").unwrap());
+        let mut a = Pacer::on_schedule(t0, s.clone(), 0, 2);
+        let mut b = Pacer::on_schedule(t0, s, 1, 2);
+        let us = |t: Option<Instant>| t.map(|t| ((t - t0).as_nanos() as f64 / 1e3).round());
+        let mut all = Vec::new();
+        for _ in 0..15 {
+            all.extend(us(a.next_intended()));
+            all.extend(us(b.next_intended()));
+        }
+        // 10 ops a millisecond apart, then 20 half a millisecond apart
+        let want: Vec<f64> = (0..10)
+            .map(|i| i as f64 * 1000.0)
+            .chain((0..20).map(|i| 10_000.0 + i as f64 * 500.0))
+            .collect();
+        assert_eq!(all, want);
+        assert_eq!(a.next_intended(), None);
+        let s = Arc::new(Schedule::parse("1000@10ms,2000@10ms").unwrap());
+        let a = Pacer::on_schedule(t0, s, 0, 2);
+        // 10 + 10 scheduled before 15 ms, every other one this slot's
+        assert_eq!(a.remaining_before(t0 + Duration::from_millis(15)), 10);
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub struct IntervalPoint {
     pub late: u64,
     /// Process CPU used in the interval, in cores.
     pub client_cpu_cores: f64,
+    /// Open loop: the rate the schedule intended over the interval (the
+    /// operations it placed there, per second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_ops_per_sec: Option<f64>,
     pub per_op: Vec<PointOp>,
 }
 
@@ -137,6 +141,30 @@ impl RunOutput {
     }
 }
 
+/// The rate the run's pacing intended over `length` from `from` after t0
+/// (the warm-up's start): a schedule's operations placed there per second,
+/// or the constant target; `None` in a closed loop.
+fn intended_rate(spec: &RunSpec, from: Duration, length: Duration) -> Option<f64> {
+    let secs = length.as_secs_f64();
+    match &spec.rate_schedule {
+        Some(s) if secs > 0.0 => {
+            // the schedule starts when measurement does; the warm-up runs at its first rate
+            let w = spec.warmup.as_secs_f64();
+            let (a, b) = (from.as_secs_f64() - w, from.as_secs_f64() - w + secs);
+            let first = s.segments()[0].from;
+            let n = |t: f64| {
+                if t < 0.0 {
+                    t * first
+                } else {
+                    s.ops_until(t)
+                }
+            };
+            Some((n(b) - n(a)) / secs)
+        }
+        _ => spec.target,
+    }
+}
+
 fn point(
     index: i64,
     rec: &Recorder,
@@ -164,6 +192,7 @@ fn point(
         ops_per_sec: ops as f64 / secs,
         late: rec.late,
         client_cpu_cores: cpu.as_secs_f64() / secs,
+        intended_ops_per_sec: None,
         per_op: OpKind::ALL
             .iter()
             .filter_map(|k| rec.ops[k.index()].as_ref().map(|o| (k, o)))
@@ -219,7 +248,8 @@ pub(crate) fn sample(
                      series: &mut Vec<IntervalPoint>,
                      warmup_ops: &mut u64| {
         let cpu_now = process_cpu_time();
-        let p = point(index, &rec, &iv, length, cpu_now.saturating_sub(cpu_mark));
+        let mut p = point(index, &rec, &iv, length, cpu_now.saturating_sub(cpu_mark));
+        p.intended_ops_per_sec = intended_rate(spec, iv.start_of(index) - t0, length);
         cpu_mark = cpu_now;
         if index < 0 {
             *warmup_ops += rec.counted_ops();
@@ -403,6 +433,7 @@ mod tests {
             ops_per_sec: 10.0 / length_s,
             late: 0,
             client_cpu_cores: 0.0,
+            intended_ops_per_sec: None,
             per_op: Vec::new(),
         };
         let series = [at(-1, 1.0), at(0, 1.0), at(1, 1.0), at(2, 0.004)];

@@ -70,6 +70,7 @@ fn spec(warmup: Duration, target: Option<f64>) -> RunSpec {
         until: Vec::new(),
         trace: None,
         timetable: None,
+        rate_schedule: None,
     }
 }
 

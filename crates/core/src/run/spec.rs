@@ -39,6 +39,10 @@ pub struct RunSpec {
     /// intended at t0 + `timetable[i]` ns, and the run ends after the last;
     /// `target` then only states the mean rate.
     pub timetable: Option<Arc<[u64]>>,
+    /// Open loop on a rate schedule (`--target 1000@30s,2000@30s`), from the
+    /// start of measurement (a warm-up runs at its first rate); `target`
+    /// then states its mean rate and `duration` its length.
+    pub rate_schedule: Option<Arc<super::schedule::Schedule>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -91,6 +95,7 @@ impl RunSpec {
             until: Vec::new(),
             trace: None,
             timetable: None,
+            rate_schedule: None,
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

@@ -116,6 +116,7 @@ mod tests {
             until: Vec::new(),
             trace: None,
             timetable: None,
+            rate_schedule: None,
         }
     }
 

@@ -246,10 +246,14 @@ async fn slot_loop<W: Work>(
     alone: bool,
 ) -> SlotEnd {
     let spec = &ctx.spec;
-    let mut pacer = match (&spec.timetable, spec.target) {
-        (Some(t), _) => Some(Pacer::on_timetable(t0, t.clone(), id.index, spec.slots())),
-        (None, Some(rate)) => Some(Pacer::new(t0, rate, id.index, spec.slots())),
-        (None, None) => None,
+    let mut pacer = match (&spec.timetable, &spec.rate_schedule, spec.target) {
+        (Some(t), _, _) => Some(Pacer::on_timetable(t0, t.clone(), id.index, spec.slots())),
+        (None, Some(s), _) => {
+            let s = std::sync::Arc::new(s.preceded_by(spec.warmup));
+            Some(Pacer::on_schedule(t0, s, id.index, spec.slots()))
+        }
+        (None, None, Some(rate)) => Some(Pacer::new(t0, rate, id.index, spec.slots())),
+        (None, None, None) => None,
     };
     let measure_start = t0 + spec.warmup;
     let deadline = rec.deadline;

@@ -322,6 +322,19 @@ pub(super) fn over_time(inputs: &Inputs, sizes: bool) -> Option<Section> {
                 points: pts.iter().map(|p| (p.t_s, p.ops_per_sec)).collect(),
                 ..Default::default()
             });
+            // open loop: the rate the schedule intended, beside the one achieved
+            let intended: Vec<(f64, f64)> = pts
+                .iter()
+                .filter_map(|p| Some((p.t_s, p.intended_ops_per_sec?)))
+                .collect();
+            if !intended.is_empty() {
+                tput.push(Line {
+                    name: format!("{name} intended"),
+                    points: intended,
+                    dashed: true,
+                    ..Default::default()
+                });
+            }
             let worst = |p: &yardstick_core::run::IntervalPoint| {
                 p.per_op.iter().map(|o| o.p99_ns).max().unwrap_or(0) as f64
             };
