@@ -8,6 +8,7 @@ mod common;
 mod faults;
 
 mod bad_input;
+mod catalogue;
 mod cli_errors;
 mod cli_measurement;
 mod cli_run;

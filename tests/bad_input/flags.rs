@@ -86,6 +86,26 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "'inf' is not a rate: give operations per second, e.g. --target 10000",
     ),
     (
+        "run --db null:// --tag build",
+        "'build' is not a tag: write KEY=VALUE, e.g. build=a",
+    ),
+    (
+        "run --db null:// --tag a/b=c",
+        "'a/b' is not a tag key: use letters, digits",
+    ),
+    (
+        "run --db null:// --tag a=1 --tag a=2",
+        "--tag a is given twice (1 and 2): give each key once",
+    ),
+    (
+        "results {dir}/none",
+        "cannot list it",
+    ),
+    (
+        "compare tag:build a.json",
+        "'tag:build' is not a selector: write tag:KEY=VALUE",
+    ),
+    (
         "run --db null:// --target 1000@30",
         "'30' has no unit: write for example 30s, 30ms or 30us",
     ),

@@ -119,6 +119,8 @@ pub(crate) struct PhaseArgs {
     /// (docs/trace.md) that `yardstick replay` plays back.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// `--target`: a constant rate or a rate schedule.

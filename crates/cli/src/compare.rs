@@ -6,7 +6,7 @@
 //! warned about first, loudly: such runs are not like for like.
 use crate::{read_result, CliError};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 use yardstick_core::result::RunResult;
 use yardstick_core::run::IntervalPoint;
 use yardstick_core::stats::welch::welch;
@@ -208,9 +208,15 @@ pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
     out
 }
 
-pub(crate) fn execute(a: &Path, b: &Path) -> Result<i32, CliError> {
-    let (ra, rb) = (read_result(a)?, read_result(b)?);
-    println!("A: {}\nB: {}", a.display(), b.display());
-    print!("{}", render(&ra, &rb));
+/// Compares each pair in turn (a selector may pick several).
+pub(crate) fn execute_pairs(pairs: &[(PathBuf, PathBuf)]) -> Result<i32, CliError> {
+    for (i, (a, b)) in pairs.iter().enumerate() {
+        let (ra, rb) = (read_result(a)?, read_result(b)?);
+        if i > 0 {
+            println!();
+        }
+        println!("A: {}\nB: {}", a.display(), b.display());
+        print!("{}", render(&ra, &rb));
+    }
     Ok(0)
 }

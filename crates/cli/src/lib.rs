@@ -8,11 +8,13 @@ mod args;
 mod compare;
 mod errline;
 mod list;
+mod live;
 mod matrix;
 mod memlimit;
 mod phase;
 mod replay;
 mod report;
+mod results;
 mod secrets;
 mod signals;
 mod status;
@@ -123,11 +125,21 @@ pub(crate) enum Command {
     /// and whether it is statistically significant; warns when the runs
     /// measured different things.
     Compare {
-        /// The baseline result.
+        /// The baseline: a result file, or a selector such as tag:build=a
+        /// (tag:KEY=VALUE, db:SCHEME, workload:NAME, joined by commas) that
+        /// picks results under --results-dir.
         a: PathBuf,
-        /// The result compared with it.
+        /// The result compared with it, or a selector; selectors that pick
+        /// several results pair them by command, database and workload.
         b: PathBuf,
+        /// Where selectors look for results.
+        #[arg(long, value_name = "DIR", default_value = "results")]
+        results_dir: PathBuf,
     },
+    /// List the results under a directory as a table (date, command,
+    /// database, workload, tags, throughput, p99, complete), filtered by
+    /// tag, database and workload.
+    Results(results::ResultsArgs),
     /// TPC-C: load W warehouses, run the five transactions from T terminals
     /// (tpmC, per-transaction latency), check the consistency conditions.
     #[command(subcommand)]
@@ -136,9 +148,13 @@ pub(crate) enum Command {
     /// matrices: one self-contained HTML file with inline SVG charts, or its
     /// tables as Markdown or CSV.
     Report {
-        /// Result files, index.json files, or directories holding them.
+        /// Result files, index.json files, directories holding them, or
+        /// selectors such as tag:build=a that pick results under --results-dir.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Where selectors look for results.
+        #[arg(long, value_name = "DIR", default_value = "results")]
+        results_dir: PathBuf,
         /// The report file; its extension (.html, .md, .csv) picks the format.
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: PathBuf,
@@ -215,9 +231,19 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             out,
             format,
             title,
-        } => report::execute(inputs, out, *format, title.as_deref()),
+            results_dir,
+        } => inputs
+            .iter()
+            .map(|i| results::resolve(i, results_dir))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|paths| {
+                report::execute(&paths.concat(), out, *format, title.as_deref())
+            }),
         Command::Merge { files, out, force } => merge_files(files, out, *force),
-        Command::Compare { a, b } => compare::execute(a, b),
+        Command::Compare { a, b, results_dir } => {
+            results::pairs(a, b, results_dir).and_then(|pairs| compare::execute_pairs(&pairs))
+        }
+        Command::Results(a) => results::execute(a),
         Command::Verify(a) => control().and_then(|c| verify::execute(a, &c)),
         Command::Replay(a) => control().and_then(|c| replay::execute(a, command_line, &c)),
         Command::Load(a) => control().and_then(|c| {

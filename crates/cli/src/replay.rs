@@ -57,6 +57,8 @@ pub(crate) struct ReplayArgs {
     /// Trace the replay itself to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
     /// No status line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -109,6 +111,7 @@ pub(crate) fn execute(
 ) -> Result<i32, CliError> {
     yardstick_bindings::check_url(&a.db).map_err(CliError::bad_input)?;
     crate::check_slots(a.threads, a.concurrency)?;
+    a.live.tag_map()?;
     if !(a.speed.is_finite() && a.speed > 0.0) {
         return Err(CliError::bad_input(
             "--speed must be a positive number (2 plays twice as fast, 0.5 half as fast)",
@@ -231,6 +234,7 @@ pub(crate) fn execute(
         warnings: props.warnings.clone(),
     };
     let mut r = result::build_result(ctx, &out);
+    r.tags = a.live.tag_map()?;
     r.replayed = Some(Replayed {
         file: name,
         format: src.format.into(),

@@ -9,6 +9,7 @@
 //! plan is typed ([`suite::SuiteSpec`] -> [`suite::plan`], [`matrix::MatrixSpec`]);
 //! the index files that tie the results together are typed and versioned
 //! ([`index`]). The command line only parses arguments into a spec.
+pub mod catalogue;
 pub mod index;
 pub mod matrix;
 pub mod slo;

@@ -100,6 +100,7 @@ pub(crate) fn execute(
         && a.property_files.is_empty()
         && a.properties.is_empty();
     let (props, workload, config) = checked(a, phase, demo)?;
+    let tags = a.live.tag_map()?;
     for w in &props.warnings {
         eprintln!("yardstick: warning: {w}");
     }
@@ -201,6 +202,7 @@ pub(crate) fn execute(
             &redactor,
             a.trace.as_deref().filter(|_| *ph == phase),
         )?;
+        r.tags = tags.clone();
         // the summary reaches the screen even when the file cannot be written
         let written = crate::verify::write_with_keys(&out_path, &mut r, Some(&state));
         print_summary(
@@ -464,6 +466,7 @@ fn run_capped(
     r.complete = false;
     r.incomplete_reason = Some(killed.why.clone());
     r.memory_limit = Some(killed.record);
+    r.tags = a.live.tag_map()?;
     write_result(out_path, &r)?;
     eprintln!("yardstick: {}", killed.why);
     eprintln!("result: {}", out_path.display());

@@ -125,6 +125,8 @@ pub(crate) struct RunArgs {
     /// No status line.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// The URL's scheme, for the result's name and database section.

@@ -88,11 +88,13 @@ impl Frame {
             warnings: Vec::new(),
             error_samples: Vec::new(),
             memory_limit: None,
+            tags: Default::default(),
         }
     }
 }
 
 pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, CliError> {
+    a.live.tag_map()?;
     let isolation = parse_isolation(a.isolation.as_deref())?;
     let (threads, per_thread) = layout(a)?;
     let sending = Sending::parse(&a.sending).ok_or_else(|| {
@@ -291,6 +293,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         ));
     }
     let mut r = frame.result(out.started_at, out.ended_at, elapsed);
+    r.tags = a.live.tag_map()?;
     r.complete = !out.interrupted && stalled.is_none();
     r.interrupted = out.interrupted;
     r.incomplete_reason = out
@@ -362,6 +365,7 @@ fn run_capped(
         killed.elapsed.as_secs_f64(),
     );
     r.warnings = vec![killed.why.clone()];
+    r.tags = a.live.tag_map()?;
     r.incomplete_reason = Some(killed.why.clone());
     r.memory_limit = Some(killed.record);
     crate::write_json(out_path, &r)?;

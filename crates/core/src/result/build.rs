@@ -418,6 +418,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         memory_limit: None,
         inserts: None,
         verification: None,
+        tags: Default::default(),
         trace: None,
         replayed: None,
         convergence: out.convergence.clone(),

@@ -216,6 +216,13 @@ fn ops_within(r: &RunResult, start: SystemTime, from: SystemTime, to: SystemTime
         .sum()
 }
 
+/// The tags every instance carries with the same value.
+fn common_tags(results: &[(String, RunResult)]) -> std::collections::BTreeMap<String, String> {
+    let mut tags = results[0].1.tags.clone();
+    tags.retain(|k, v| results.iter().all(|(_, r)| r.tags.get(k) == Some(v)));
+    tags
+}
+
 /// The instances' schedule steps added up, step by step (each instance ran
 /// the same schedule, so step i is the same time span in each); none when
 /// they had different schedules.
@@ -475,6 +482,7 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
         // each instance keeps its own: verify takes the instance results
         inserts: None,
         verification: None,
+        tags: common_tags(&results),
         trace: None,
         replayed: None,
         convergence: None,

@@ -80,6 +80,10 @@ pub struct RunResult {
     /// `yardstick replay`: what was played back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replayed: Option<Replayed>,
+    /// `--tag KEY=VALUE`: labels for `yardstick results` and the `tag:`
+    /// selectors of compare and report.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
     /// `yardstick merge`: the instance results this one combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,

@@ -50,6 +50,9 @@ pub struct TpccResult {
     /// `--memory-limit`: the cgroup the terminals ran in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<MemoryLimit>,
+    /// `--tag KEY=VALUE`: labels for `yardstick results` and selectors.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -1,0 +1,80 @@
+//! Flags that `load`, `run`, `replay` and `tpcc run` share about the run as
+//! it goes and as it is filed: tags for the results catalogue.
+use crate::CliError;
+use clap::Args;
+use std::collections::BTreeMap;
+
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct LiveArgs {
+    /// Label the result KEY=VALUE (repeatable), e.g. --tag build=a: shown
+    /// and filtered by `yardstick results`, selected by `tag:KEY=VALUE` in
+    /// compare and report.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
+    pub tags: Vec<(String, String)>,
+}
+
+impl LiveArgs {
+    /// The tags as the result stores them; a key given twice is refused.
+    pub(crate) fn tag_map(&self) -> Result<BTreeMap<String, String>, CliError> {
+        let mut map = BTreeMap::new();
+        for (k, v) in &self.tags {
+            if let Some(old) = map.insert(k.clone(), v.clone()) {
+                return Err(CliError::bad_input(format!(
+                    "--tag {k} is given twice ({old} and {v}): give each key once"
+                )));
+            }
+        }
+        Ok(map)
+    }
+}
+
+/// `KEY=VALUE`: a key of letters, digits, `_`, `-` and `.`; a value not empty.
+pub(crate) fn parse_tag_arg(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not a tag: write KEY=VALUE, e.g. build=a"))?;
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty()
+        || !k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return Err(format!(
+            "'{k}' is not a tag key: use letters, digits, '_', '-' and '.', e.g. build=a"
+        ));
+    }
+    if v.is_empty() {
+        return Err(format!("tag {k} has no value: write {k}=VALUE"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_parse_and_refuse_what_cannot_be_selected() {
+        assert_eq!(
+            parse_tag_arg("build=v1.2=rc"),
+            Ok(("build".into(), "v1.2=rc".into()))
+        );
+        for (bad, want) in [
+            ("build", "is not a tag: write KEY=VALUE"),
+            ("=a", "'' is not a tag key"),
+            ("a b=c", "'a b' is not a tag key"),
+            ("build=", "tag build has no value"),
+        ] {
+            let e = parse_tag_arg(bad).unwrap_err();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        let twice = LiveArgs {
+            tags: vec![("a".into(), "1".into()), ("a".into(), "2".into())],
+        };
+        assert!(twice
+            .tag_map()
+            .unwrap_err()
+            .message
+            .contains("--tag a is given twice (1 and 2)"));
+    }
+}
