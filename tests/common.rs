@@ -423,3 +423,41 @@ pub(crate) fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)
     args.extend(strings(extra));
     spawn_server("mariadbd", &args, port).map(|c| (c, port))
 }
+
+/// A plain HTTP/1.1 GET on loopback with a bounded wait: (status code, body).
+pub(crate) fn http_get(addr: &str, path: &str, accept: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let sock: std::net::SocketAddr = addr.parse().ok()?;
+    let mut c = std::net::TcpStream::connect_timeout(&sock, Duration::from_secs(2)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let code = head.split(' ').nth(1)?.parse().ok()?;
+    // Prometheus answers chunked; its JSON is read whole all the same
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Some((code, body))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}

@@ -58,6 +58,8 @@ fn run_pods(dir: &Path, phase: &str, args: &str, logs: &Path) {
                 .env("PHASE", phase)
                 .env("YARDSTICK_ARGS", args)
                 .env("DB_URL", "sqlite://k8s.db")
+                // each pod serves metrics; here on a port of its own
+                .env("METRICS_LISTEN", "127.0.0.1:0")
                 .env("YARDSTICK", bin())
                 .stdout(log.try_clone().unwrap())
                 .stderr(log)
@@ -98,6 +100,8 @@ fn the_job_script_runs_instances_whose_logs_collect_and_merge() {
         "-P workloada -p recordcount=1500 --threads 1 --target 500",
         &d.join("load-logs"),
     );
+    let log = std::fs::read_to_string(d.join("load-logs/yardstick-0-x0.log")).unwrap();
+    assert!(log.contains("yardstick: metrics at http://127.0.0.1:"), "{log}");
     let c = collect(d, &d.join("load-logs"), "loaded");
     assert_eq!(c.code, 0, "{}", c.stderr);
     let merged = read_json(&d.join("loaded/merged.json"));
@@ -148,6 +152,21 @@ fn the_job_script_runs_instances_whose_logs_collect_and_merge() {
         .as_i64()
         .unwrap_or(0);
     assert_eq!(rows, 1500 + inserted);
+}
+
+#[test]
+fn the_pods_expose_their_metrics_port_for_prometheus() {
+    let yaml = std::fs::read_to_string(deploy().join("job.yaml")).unwrap();
+    for want in [
+        "prometheus.io/scrape: \"true\"",
+        "prometheus.io/port: \"9400\"",
+        "prometheus.io/path: /metrics",
+        "containerPort: 9400",
+        "value: \"0.0.0.0:9400\"",
+    ] {
+        assert!(yaml.contains(want), "job.yaml lacks {want}");
+    }
+    assert!(instance_script().contains("--metrics-listen \"$METRICS_LISTEN\""));
 }
 
 #[test]

@@ -23,6 +23,7 @@ mod kv_servers;
 mod matrix;
 mod memory_limit;
 mod merge;
+mod metrics;
 mod mongodb;
 mod mysql;
 mod output;

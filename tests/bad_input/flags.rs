@@ -86,6 +86,10 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "'inf' is not a rate: give operations per second, e.g. --target 10000",
     ),
     (
+        "run --db null:// --metrics-listen nowhere",
+        "cannot listen on nowhere: invalid socket address",
+    ),
+    (
         "run --db null:// --tag build",
         "'build' is not a tag: write KEY=VALUE, e.g. build=a",
     ),

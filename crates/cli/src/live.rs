@@ -1,8 +1,11 @@
 //! Flags that `load`, `run`, `replay` and `tpcc run` share about the run as
-//! it goes and as it is filed: tags for the results catalogue.
+//! it goes and as it is filed: the metrics endpoint, and tags for the
+//! results catalogue (and the metrics' info).
 use crate::CliError;
 use clap::Args;
 use std::collections::BTreeMap;
+use yardstick_core::metrics::server::Exporter;
+use yardstick_core::metrics::RunInfo;
 
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct LiveArgs {
@@ -11,9 +14,41 @@ pub(crate) struct LiveArgs {
     /// compare and report.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag_arg)]
     pub tags: Vec<(String, String)>,
+    /// Serve the live run at http://ADDR/metrics in Prometheus text or
+    /// OpenMetrics (as the scraper asks), e.g. 127.0.0.1:9400 or 0.0.0.0:9400;
+    /// port 0 picks a free one (printed). See docs/metrics.md.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_listen: Option<String>,
 }
 
 impl LiveArgs {
+    /// Starts the metrics endpoint when asked for, naming the run `run_id`
+    /// (the result file's name) in its info metric.
+    pub(crate) fn metrics(
+        &self,
+        run_id: &std::path::Path,
+        command: &str,
+        workload: &str,
+        url: &str,
+    ) -> Result<Option<Exporter>, CliError> {
+        let Some(addr) = &self.metrics_listen else {
+            return Ok(None);
+        };
+        let info = RunInfo {
+            run_id: run_id
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            command: command.into(),
+            workload: workload.into(),
+            database: url.split("://").next().unwrap_or("").to_ascii_lowercase(),
+            tags: self.tag_map()?,
+        };
+        let e = Exporter::start(addr, info).map_err(CliError::bad_input)?;
+        eprintln!("yardstick: metrics at http://{}/metrics", e.addr());
+        Ok(Some(e))
+    }
+
     /// The tags as the result stores them; a key given twice is refused.
     pub(crate) fn tag_map(&self) -> Result<BTreeMap<String, String>, CliError> {
         let mut map = BTreeMap::new();
@@ -70,6 +105,7 @@ mod tests {
         }
         let twice = LiveArgs {
             tags: vec![("a".into(), "1".into()), ("a".into(), "2".into())],
+            ..Default::default()
         };
         assert!(twice
             .tag_map()

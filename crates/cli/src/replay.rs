@@ -196,7 +196,8 @@ pub(crate) fn execute(
         data_integrity: false,
         scans: ops.iter().any(|o| o.op == OpKind::Scan),
     };
-    let mut status = StatusLine::new(a.quiet, "replay");
+    let metrics = a.live.metrics(&out_path, "replay", &workload, &a.db)?;
+    let mut status = StatusLine::new(a.quiet, "replay").with_metrics(metrics);
     let play = Play {
         ops: ops.into(),
         shared: Arc::new(SharedState::new(config.clone())),

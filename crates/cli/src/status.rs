@@ -1,5 +1,6 @@
 //! The live status line: rewritten in place on a terminal, one plain line per
-//! interval otherwise (logs, CI), nothing with --quiet.
+//! interval otherwise (logs, CI), nothing with --quiet; and the metrics
+//! endpoint (`--metrics-listen`), which sees every interval the line does.
 use std::io::Write;
 use yardstick_core::op::OpKind;
 use yardstick_core::run::IntervalView;
@@ -10,6 +11,7 @@ pub(crate) struct StatusLine {
     quiet: bool,
     drawn: bool,
     label: String,
+    metrics: Option<yardstick_core::metrics::server::Exporter>,
 }
 
 impl StatusLine {
@@ -21,7 +23,17 @@ impl StatusLine {
             quiet,
             drawn: false,
             label: label.to_string(),
+            metrics: None,
         }
+    }
+
+    /// Also hands every interval to this metrics endpoint.
+    pub(crate) fn with_metrics(
+        mut self,
+        metrics: Option<yardstick_core::metrics::server::Exporter>,
+    ) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     pub(crate) fn line(&self, v: &IntervalView) -> String {
@@ -79,6 +91,9 @@ impl StatusLine {
     }
 
     pub(crate) fn update(&mut self, v: &IntervalView) {
+        if let Some(m) = &self.metrics {
+            m.snapshot().update(v);
+        }
         if self.quiet {
             return;
         }

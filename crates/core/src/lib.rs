@@ -8,6 +8,7 @@
 //! | [`workload`] | properties, the core workload's configuration, keys, operation streams |
 //! | [`run`] | threads x slots, open/closed-loop pacing, interval sampling |
 //! | [`trace`] | operation traces written during a run, read for replay (also Redis MONITOR captures) |
+//! | [`metrics`] | the live run in Prometheus/OpenMetrics text, served over HTTP |
 //! | [`stats`] | mergeable HdrHistogram recorders and summaries |
 //! | [`result`] | the versioned JSON result, environment capture, secret redaction |
 //! | `conformance` | the suite every binding must pass (feature `testing`) |
@@ -19,6 +20,7 @@ pub mod bounded;
 pub mod conformance;
 pub mod error;
 pub mod generator;
+pub mod metrics;
 pub mod op;
 pub mod result;
 pub mod rng;

@@ -201,6 +201,7 @@ pub(crate) fn execute(
             control,
             &redactor,
             a.trace.as_deref().filter(|_| *ph == phase),
+            &out_path,
         )?;
         r.tags = tags.clone();
         // the summary reaches the screen even when the file cannot be written
@@ -250,6 +251,7 @@ fn run_one(
     control: &Control,
     redactor: &Redactor,
     trace: Option<&Path>,
+    out: &Path,
 ) -> Result<(RunResult, Arc<SharedState>), CliError> {
     if control.stop.load(Ordering::SeqCst) {
         return Err(CliError {
@@ -272,6 +274,8 @@ fn run_one(
         .map_err(CliError::bad_input)?
         .unwrap_or_default();
     spec.trace = crate::trace::open(trace, workload, url, props, redactor)?;
+    // up before --start-at, so a scraper sees the run waiting
+    let metrics = a.live.metrics(out, phase_name(phase), workload, url)?;
     wait_for_start(a.start_at, control)?;
     spec.max_errors = match a.on_error {
         Some(OnError::Stop) => Some(0),
@@ -287,7 +291,7 @@ fn run_one(
         data_integrity: config.data_integrity,
         scans: phase == Phase::Run && config.proportion(OpKind::Scan) > 0.0,
     };
-    let mut status = StatusLine::new(a.quiet, phase_name(phase));
+    let mut status = StatusLine::new(a.quiet, phase_name(phase)).with_metrics(metrics);
     let exec = Exec {
         spec: &spec,
         config: config.clone(),

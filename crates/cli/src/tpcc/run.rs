@@ -241,7 +241,9 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         );
     }
     let control = crate::control()?;
-    let mut status = StatusLine::new(a.quiet, "tpcc");
+    let workload = format!("tpcc {}w", a.warehouses);
+    let metrics = a.live.metrics(&out_path, "tpcc", &workload, &a.db)?;
+    let mut status = StatusLine::new(a.quiet, "tpcc").with_metrics(metrics);
     let out = run::run(&terminals, &spec, &control, &mut |v| status.update(v));
     status.finish();
     let out = out.map_err(|e| CliError::bad_input(redact(&a.db, &e.to_string())))?;

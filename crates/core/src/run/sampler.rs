@@ -84,6 +84,8 @@ pub struct IntervalView<'a> {
     /// Fraction done, when the run is bounded by count or time.
     pub progress: Option<f64>,
     pub finished: bool,
+    /// Every measured operation so far.
+    pub total: &'a Recorder,
 }
 
 /// Everything the run measured.
@@ -286,6 +288,7 @@ pub(crate) fn sample(
                 },
                 progress: progress.map(|p| p.min(1.0)),
                 finished,
+                total,
             });
         }
         series.push(p);
