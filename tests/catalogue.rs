@@ -29,7 +29,14 @@ fn tagged_results_list_filter_and_select_for_compare_and_report() {
     let r = yardstick(
         d,
         &[
-            "load", "--db", "sqlite://c.db", "-P", "workloadc", "-p", "recordcount=200", "-q",
+            "load",
+            "--db",
+            "sqlite://c.db",
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=200",
+            "-q",
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -45,17 +52,32 @@ fn tagged_results_list_filter_and_select_for_compare_and_report() {
     for r in &tagged {
         assert_schema_valid(r);
     }
-    assert!(tagged.iter().any(|r| r["tags"]["build"] == "a" && r["tags"]["host"] == "x"));
+    assert!(tagged
+        .iter()
+        .any(|r| r["tags"]["build"] == "a" && r["tags"]["host"] == "x"));
 
     let r = yardstick(d, &["results"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert!(lines[0].starts_with("date") && lines[0].contains("throughput"), "{}", r.stdout);
+    assert!(
+        lines[0].starts_with("date") && lines[0].contains("throughput"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(lines.last(), Some(&"4 results"), "{}", r.stdout);
     assert!(r.stdout.contains("build=a,host=x"), "{}", r.stdout);
-    assert!(r.stderr.contains("notes.json: not a yardstick result"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("notes.json: not a yardstick result"),
+        "{}",
+        r.stderr
+    );
 
-    let r = yardstick(d, &["results", "--tag", "build=b", "--db", "sqlite", "--format", "paths"]);
+    let r = yardstick(
+        d,
+        &[
+            "results", "--tag", "build=b", "--db", "sqlite", "--format", "paths",
+        ],
+    );
     let paths: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(paths.len(), 1, "{}", r.stdout);
     assert_eq!(read_json(&d.join(paths[0]))["tags"]["build"], "b");
@@ -79,5 +101,9 @@ fn tagged_results_list_filter_and_select_for_compare_and_report() {
     let r = yardstick(d, &["compare", "tag:build=zz", "tag:build=b"]);
     assert_one_error_with_code(&r, 2, "tag:build=zz selects no result in results");
     let r = yardstick(d, &["compare", "tag:host=x", "tag:build=b"]);
-    assert_one_error_with_code(&r, 2, "each need one result per command, database and workload");
+    assert_one_error_with_code(
+        &r,
+        2,
+        "each need one result per command, database and workload",
+    );
 }

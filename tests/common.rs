@@ -441,7 +441,10 @@ pub(crate) fn http_get(addr: &str, path: &str, accept: &str) -> Option<(u16, Str
     let (head, body) = text.split_once("\r\n\r\n")?;
     let code = head.split(' ').nth(1)?.parse().ok()?;
     // Prometheus answers chunked; its JSON is read whole all the same
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(body)
     } else {
         body.to_string()

@@ -101,7 +101,10 @@ fn the_job_script_runs_instances_whose_logs_collect_and_merge() {
         &d.join("load-logs"),
     );
     let log = std::fs::read_to_string(d.join("load-logs/yardstick-0-x0.log")).unwrap();
-    assert!(log.contains("yardstick: metrics at http://127.0.0.1:"), "{log}");
+    assert!(
+        log.contains("yardstick: metrics at http://127.0.0.1:"),
+        "{log}"
+    );
     let c = collect(d, &d.join("load-logs"), "loaded");
     assert_eq!(c.code, 0, "{}", c.stderr);
     let merged = read_json(&d.join("loaded/merged.json"));

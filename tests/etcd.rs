@@ -47,6 +47,8 @@ fn free_ports(n: usize) -> Vec<u16> {
 struct Cluster {
     members: Vec<Child>,
     client_ports: Vec<u16>,
+    /// Each member's command line, to start it again.
+    args: Vec<Vec<String>>,
     _dir: tempfile::TempDir,
 }
 
@@ -67,31 +69,37 @@ impl Cluster {
             .map(|i| format!("m{i}=http://127.0.0.1:{}", ports[3 + i]))
             .collect();
         let mut members = Vec::new();
+        let mut all_args = Vec::new();
         for i in 0..3 {
             let (client, peer) = (ports[i], ports[3 + i]);
+            let args: Vec<String> = [
+                "--name",
+                &format!("m{i}"),
+                "--data-dir",
+                dir.path().join(format!("m{i}")).to_str().unwrap(),
+                "--listen-client-urls",
+                &format!("http://127.0.0.1:{client}"),
+                "--advertise-client-urls",
+                &format!("http://127.0.0.1:{client}"),
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-cluster",
+                &cluster.join(","),
+                "--initial-cluster-state",
+                "new",
+                "--unsafe-no-fsync",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
             let child = Command::new("etcd")
-                .args([
-                    "--name",
-                    &format!("m{i}"),
-                    "--data-dir",
-                    dir.path().join(format!("m{i}")).to_str().unwrap(),
-                    "--listen-client-urls",
-                    &format!("http://127.0.0.1:{client}"),
-                    "--advertise-client-urls",
-                    &format!("http://127.0.0.1:{client}"),
-                    "--listen-peer-urls",
-                    &format!("http://127.0.0.1:{peer}"),
-                    "--initial-advertise-peer-urls",
-                    &format!("http://127.0.0.1:{peer}"),
-                    "--initial-cluster",
-                    &cluster.join(","),
-                    "--initial-cluster-state",
-                    "new",
-                    "--unsafe-no-fsync",
-                ])
+                .args(&args)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn();
+            all_args.push(args);
             match child {
                 Ok(c) => members.push(c),
                 Err(e) => {
@@ -107,6 +115,7 @@ impl Cluster {
         let c = Cluster {
             members,
             client_ports: ports[..3].to_vec(),
+            args: all_args,
             _dir: dir,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -316,4 +325,120 @@ fn a_server_stalled_at_the_end_ends_the_run_in_time_and_says_so() {
     run_through_a_sigstop(dir.path(), &u, server.id());
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// The run's availability around its one fault, printed for the record.
+fn availability(v: &serde_json::Value) -> &serde_json::Value {
+    let faults = v["faults"].as_array().expect("the result lists the fault");
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    let f = &faults[0];
+    assert_eq!(f["exit_code"], 0, "{f}");
+    let at = f["at_s"].as_f64().unwrap();
+    let started = f["started_s"].as_f64().unwrap();
+    assert!(started >= at && started < at + 0.5, "{f}");
+    eprintln!("fault: {}", serde_json::to_string_pretty(f).unwrap());
+    &f["availability"]
+}
+
+#[test]
+fn a_member_killed_9_and_restarted_by_at_shows_in_the_availability_figures() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let u = format!("etcd://{}?timeout=2s", cluster.endpoints());
+    let l = yardstick(
+        d,
+        &[
+            "load",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=500",
+            "-q",
+        ],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    // the leader dies hard and comes back with its data 2 s later, in one fault
+    let leader = cluster.leader();
+    let pid = cluster.members[leader].id();
+    let restart = format!(
+        "etcd {} >{} 2>&1 & echo $! > {}",
+        cluster.args[leader].join(" "),
+        d.join("restarted.log").display(),
+        d.join("restarted.pid").display()
+    );
+    let fault = format!("kill -9 {pid}; sleep 2; {restart}");
+    let _restarted = KillPidFile(d.join("restarted.pid"));
+    let r = yardstick(
+        d,
+        &[
+            // paced below capacity, so only the fault moves throughput
+            "run",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=500",
+            "--threads",
+            "2",
+            "--concurrency",
+            "4",
+            "--target",
+            "800",
+            "--duration",
+            "10s",
+            "--at",
+            "3s",
+            &fault,
+            "--out",
+            "run.json",
+        ],
+    );
+    let _ = cluster.members[leader].wait();
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = read_json(&d.join("run.json"));
+    assert_schema_valid(&v);
+    assert_eq!(
+        v["runner"]["status_interval_s"], 1.0,
+        "faults default to 1 s intervals"
+    );
+    let a = availability(&v);
+    assert!(a["baseline_ops_per_sec"].as_f64().unwrap() > 0.0, "{a}");
+    assert!(
+        a["recovery_s"].as_f64().is_some_and(|s| s < 6.0),
+        "throughput came back within the run: {a}"
+    );
+    assert!(
+        r.stdout
+            .contains("faults (seconds from the start of measurement)"),
+        "{}",
+        r.stdout
+    );
+    eprintln!("{}", r.stdout);
+    // the member rejoined: all three answer
+    let back = Instant::now() + Duration::from_secs(20);
+    while !cluster.healthy() {
+        assert!(Instant::now() < back, "the restarted member never rejoined");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Kills the process whose pid a fault command wrote, when the test ends.
+struct KillPidFile(std::path::PathBuf);
+
+impl Drop for KillPidFile {
+    fn drop(&mut self) {
+        let pid: Option<i32> = std::fs::read_to_string(&self.0)
+            .ok()
+            .and_then(|p| p.trim().parse().ok());
+        if let Some(p) = pid {
+            // SAFETY: kill(2) on the member this test's fault started
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+    }
 }

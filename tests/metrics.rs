@@ -45,7 +45,10 @@ fn prometheus(dir: &std::path::Path, target: &str) -> (Killed, String) {
     let web = format!("127.0.0.1:{port}");
     let child = Command::new("prometheus")
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("tsdb").display()
+        ))
         .arg(format!("--web.listen-address={web}"))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
@@ -54,7 +57,10 @@ fn prometheus(dir: &std::path::Path, target: &str) -> (Killed, String) {
     let p = Killed(child);
     let until = Instant::now() + Duration::from_secs(60);
     while http_get(&web, "/-/ready", "*/*").map(|r| r.0) != Some(200) {
-        assert!(Instant::now() < until, "prometheus did not get ready in 60 s");
+        assert!(
+            Instant::now() < until,
+            "prometheus did not get ready in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     (p, web)
@@ -102,9 +108,26 @@ fn prometheus_scrapes_a_live_run_and_promtool_accepts_the_exposition() {
     }
     let run = Command::new(bin())
         .args([
-            "run", "--db", "null://", "-P", "workloada", "-p", "recordcount=1000",
-            "--target", "500", "--duration", "5s", "--status-interval", "250ms",
-            "--metrics-listen", &target, "--tag", "build=a", "--out", "m.json", "-q",
+            "run",
+            "--db",
+            "null://",
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=1000",
+            "--target",
+            "500",
+            "--duration",
+            "5s",
+            "--status-interval",
+            "250ms",
+            "--metrics-listen",
+            &target,
+            "--tag",
+            "build=a",
+            "--out",
+            "m.json",
+            "-q",
         ])
         .current_dir(d)
         .stdout(Stdio::null())
@@ -115,7 +138,10 @@ fn prometheus_scrapes_a_live_run_and_promtool_accepts_the_exposition() {
     std::thread::sleep(Duration::from_millis(2500));
     let (code, text) = http_get(&target, "/metrics", "text/plain").expect("the endpoint answers");
     assert_eq!(code, 200);
-    assert!(text.contains("yardstick_operations_total{operation=\"READ\",status=\"ok\"}"), "{text}");
+    assert!(
+        text.contains("yardstick_operations_total{operation=\"READ\",status=\"ok\"}"),
+        "{text}"
+    );
     let mut check = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -125,7 +151,12 @@ fn prometheus_scrapes_a_live_run_and_promtool_accepts_the_exposition() {
         .unwrap();
     {
         use std::io::Write;
-        check.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        check
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
     }
     let out = check.wait_with_output().unwrap();
     assert!(
@@ -134,13 +165,21 @@ fn prometheus_scrapes_a_live_run_and_promtool_accepts_the_exposition() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let (_, om) = http_get(&target, "/metrics", "application/openmetrics-text; version=1.0.0").unwrap();
+    let (_, om) = http_get(
+        &target,
+        "/metrics",
+        "application/openmetrics-text; version=1.0.0",
+    )
+    .unwrap();
     assert!(om.ends_with("# EOF\n"), "{om}");
 
     let out = run.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("metrics at http://{target}/metrics")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("metrics at http://{target}/metrics")),
+        "{stderr}"
+    );
     let result = read_json(&d.join("m.json"));
     let total = result["totals"]["operations"].as_f64().unwrap();
 
@@ -164,7 +203,10 @@ fn prometheus_scrapes_a_live_run_and_promtool_accepts_the_exposition() {
         &web,
         "histogram_quantile(0.99, sum by (le) (max_over_time(yardstick_response_time_seconds_bucket[5m])))",
     );
-    assert!(p99.first().is_some_and(|s| s.1 > 0.0 && s.1 < 1.0), "{p99:?}");
+    assert!(
+        p99.first().is_some_and(|s| s.1 > 0.0 && s.1 < 1.0),
+        "{p99:?}"
+    );
 }
 
 #[test]
@@ -177,9 +219,24 @@ fn the_grafana_dashboard_queries_parse_and_use_only_served_metrics() {
     let addr = format!("127.0.0.1:{}", free_port());
     let mut run = Command::new(bin())
         .args([
-            "run", "--db", "null://", "-P", "workloada", "-p", "recordcount=100", "--target",
-            "200", "--duration", "3s", "--status-interval", "250ms", "--metrics-listen", &addr,
-            "--out", "m.json", "-q",
+            "run",
+            "--db",
+            "null://",
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=100",
+            "--target",
+            "200",
+            "--duration",
+            "3s",
+            "--status-interval",
+            "250ms",
+            "--metrics-listen",
+            &addr,
+            "--out",
+            "m.json",
+            "-q",
         ])
         .current_dir(d)
         .stdout(Stdio::null())
@@ -212,11 +269,16 @@ fn the_grafana_dashboard_queries_parse_and_use_only_served_metrics() {
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .filter(|w| w.starts_with("yardstick_"))
         {
-            assert!(names.contains(m), "the dashboard asks for {m}, which is not served");
+            assert!(
+                names.contains(m),
+                "the dashboard asks for {m}, which is not served"
+            );
         }
         // Grafana's variables as Prometheus would see them
         let e = e.replace("$__rate_interval", "1m").replace("$run_id", ".*");
-        rules.push_str(&format!("      - record: dashboard_{i}\n        expr: '{e}'\n"));
+        rules.push_str(&format!(
+            "      - record: dashboard_{i}\n        expr: '{e}'\n"
+        ));
     }
     std::fs::write(d.join("rules.yml"), rules).unwrap();
     let out = Command::new("promtool")

@@ -426,3 +426,111 @@ fn tpcc_with_the_server_stalled_at_the_end_ends_in_time_and_skips_the_checks() {
     let samples = v["error_samples"].to_string();
     assert!(samples.contains("no answer within 2s"), "{samples}");
 }
+
+#[test]
+fn a_server_killed_and_restarted_by_at_shows_in_the_availability_figures() {
+    if !available() {
+        return;
+    }
+    let Some(pg) = PrivatePg::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let u = format!(
+        "postgres://postgres@127.0.0.1:{}/postgres?timeout=2s",
+        pg.port
+    );
+    let l = yardstick(
+        d,
+        &[
+            "load",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=500",
+            "-q",
+        ],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    // the restart as the fault's shell runs it: pg_ctl, retried while the
+    // killed server's backends go
+    let data = pg.dir.path().join("data");
+    let opts = format!(
+        "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off",
+        pg.port,
+        data.display()
+    );
+    let pg_ctl = format!(
+        "{}{} -D {} -w -l {}/log -o '{opts}' start",
+        if is_root() {
+            "runuser -u postgres -- "
+        } else {
+            ""
+        },
+        pg.bin.join("pg_ctl").display(),
+        data.display(),
+        data.display()
+    );
+    std::fs::write(
+        d.join("restart.sh"),
+        format!("for i in $(seq 1 60); do {pg_ctl} && exit 0; sleep 0.25; done; exit 1\n"),
+    )
+    .unwrap();
+    let fault = format!(
+        "kill -9 {}; sleep 1; sh {}",
+        pg.postmaster_pid(),
+        d.join("restart.sh").display()
+    );
+    let r = yardstick(
+        d,
+        &[
+            // paced well below capacity, so only the fault moves throughput
+            "run",
+            "--db",
+            &u,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=500",
+            "--threads",
+            "2",
+            "--target",
+            "3000",
+            "--duration",
+            "10s",
+            "--at",
+            "3s",
+            &fault,
+            "--out",
+            "run.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = read_json(&d.join("run.json"));
+    assert_schema_valid(&v);
+    let f = &v["faults"][0];
+    assert_eq!(f["exit_code"], 0, "the restart worked: {f}");
+    let a = &f["availability"];
+    eprintln!("fault: {}", serde_json::to_string_pretty(f).unwrap());
+
+    assert!(a["baseline_ops_per_sec"].as_f64().unwrap() > 0.0, "{a}");
+    assert!(a["failed_operations"].as_u64().unwrap() > 0, "{a}");
+    let w = &a["error_window"];
+    assert!(w["start_s"].as_f64().unwrap() >= 3.0, "{a}");
+    assert!(
+        a["recovery_s"].as_f64().is_some_and(|s| s > 0.0 && s < 7.0),
+        "back within the run: {a}"
+    );
+    assert!(r.stdout.contains("back to 90% of"), "{}", r.stdout);
+    // the report marks the fault on its time-series charts
+    let rep = yardstick(d, &["report", "run.json", "-o", "r.html"]);
+    assert_eq!(rep.code, 0, "{}", rep.stderr);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(
+        html.contains("fault: kill -9"),
+        "no fault mark in the report"
+    );
+}

@@ -37,7 +37,11 @@ fn a_stepped_run_follows_its_steps_and_records_intended_against_achieved() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("open loop on 200@1s,600@1s"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("open loop on 200@1s,600@1s"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("1.0-2.0"), "{}", r.stdout);
     let res = read_json(&d.join("r.json"));
     assert_schema_valid(&res);

@@ -101,10 +101,7 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "run --db null:// --tag a=1 --tag a=2",
         "--tag a is given twice (1 and 2): give each key once",
     ),
-    (
-        "results {dir}/none",
-        "cannot list it",
-    ),
+    ("results {dir}/none", "cannot list it"),
     (
         "compare tag:build a.json",
         "'tag:build' is not a selector: write tag:KEY=VALUE",

@@ -121,6 +121,8 @@ pub(crate) struct PhaseArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
+    #[command(flatten)]
+    pub faults: crate::live::FaultArgs,
 }
 
 /// `--target`: a constant rate or a rate schedule.

@@ -63,6 +63,33 @@ impl LiveArgs {
     }
 }
 
+/// `--at`: faults during measurement (load, run and replay).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct FaultArgs {
+    /// Run a shell command at an offset into the measured phase (repeatable),
+    /// e.g. --at 30s 'kill -9 1234': its start, end, exit status and output go
+    /// into the result with the run's availability around it (error window,
+    /// failed operations, recovery to 90% of throughput, p99 during and
+    /// after). Makes --status-interval 1s unless set. See docs/faults.md.
+    #[arg(long = "at", num_args = 2, value_names = ["OFFSET", "COMMAND"], action = clap::ArgAction::Append)]
+    pub at: Vec<String>,
+}
+
+impl FaultArgs {
+    pub(crate) fn faults(&self) -> Result<Vec<yardstick_core::run::faults::Fault>, CliError> {
+        self.at
+            .chunks(2)
+            .map(|c| match c {
+                [offset, command] => yardstick_core::run::faults::parse_at(offset, command)
+                    .map_err(CliError::bad_input),
+                _ => Err(CliError::bad_input(
+                    "--at needs an offset and a command: --at 30s 'COMMAND'",
+                )),
+            })
+            .collect()
+    }
+}
+
 /// `KEY=VALUE`: a key of letters, digits, `_`, `-` and `.`; a value not empty.
 pub(crate) fn parse_tag_arg(s: &str) -> Result<(String, String), String> {
     let (k, v) = s

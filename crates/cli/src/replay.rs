@@ -59,6 +59,8 @@ pub(crate) struct ReplayArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
+    #[command(flatten)]
+    pub faults: crate::live::FaultArgs,
     /// No status line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -112,6 +114,7 @@ pub(crate) fn execute(
     yardstick_bindings::check_url(&a.db).map_err(CliError::bad_input)?;
     crate::check_slots(a.threads, a.concurrency)?;
     a.live.tag_map()?;
+    let faults = a.faults.faults()?;
     if !(a.speed.is_finite() && a.speed > 0.0) {
         return Err(CliError::bad_input(
             "--speed must be a positive number (2 plays twice as fast, 0.5 half as fast)",
@@ -186,6 +189,7 @@ pub(crate) fn execute(
         trace: crate::trace::open(a.trace.as_deref(), &workload, &a.db, &props, &redactor)?,
         timetable: Some(table),
         rate_schedule: None,
+        faults,
     };
     let opts = OpenOptions {
         schema: config.schema(),

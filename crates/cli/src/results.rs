@@ -53,9 +53,7 @@ pub(crate) fn execute(a: &ResultsArgs) -> Result<i32, CliError> {
     };
     let rows = rows(&a.dir, &f, true)?;
     match a.format {
-        ListFormat::Paths => rows
-            .iter()
-            .for_each(|r| println!("{}", r.path.display())),
+        ListFormat::Paths => rows.iter().for_each(|r| println!("{}", r.path.display())),
         ListFormat::Table => print!("{}", table(&rows, &a.dir)),
     }
     Ok(0)
@@ -63,7 +61,15 @@ pub(crate) fn execute(a: &ResultsArgs) -> Result<i32, CliError> {
 
 fn table(rows: &[Row], dir: &Path) -> String {
     let mut cells: Vec<[String; 9]> = vec![[
-        "date", "command", "database", "workload", "tags", "throughput", "p99", "complete", "file",
+        "date",
+        "command",
+        "database",
+        "workload",
+        "tags",
+        "throughput",
+        "p99",
+        "complete",
+        "file",
     ]
     .map(String::from)];
     for r in rows {
@@ -85,7 +91,13 @@ fn table(rows: &[Row], dir: &Path) -> String {
         ]);
     }
     let widths: Vec<usize> = (0..9)
-        .map(|i| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for c in &cells {

@@ -172,6 +172,7 @@ fn spec(threads: usize, concurrency: usize, c: &CoreConfig) -> RunSpec {
         trace: None,
         timetable: None,
         rate_schedule: None,
+        faults: Vec::new(),
     }
 }
 

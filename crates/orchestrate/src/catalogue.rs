@@ -38,9 +38,12 @@ pub enum CatalogueError {
     BadSelector(String),
 }
 
+/// JSON files that are not results, each with the reason.
+pub type Skipped = Vec<(PathBuf, String)>;
+
 /// Reads every result under `dir`; also returns the JSON files that are not
-/// results (indexes excluded), each with the reason.
-pub fn scan(dir: &Path) -> Result<(Vec<Row>, Vec<(PathBuf, String)>), CatalogueError> {
+/// results (indexes excluded).
+pub fn scan(dir: &Path) -> Result<(Vec<Row>, Skipped), CatalogueError> {
     let mut files = Vec::new();
     walk(dir, &mut files, 0)?;
     files.sort();
@@ -212,12 +215,22 @@ mod tests {
         write(
             d.path(),
             "b.json",
-            run("2026-11-25T10:00:00Z", "postgres", serde_json::json!({"build": "b"}), [5, 9]),
+            run(
+                "2026-11-25T10:00:00Z",
+                "postgres",
+                serde_json::json!({"build": "b"}),
+                [5, 9],
+            ),
         );
         write(
             d.path(),
             "suite/x/a.json",
-            run("2026-11-24T10:00:00Z", "redis", serde_json::json!({}), [7, 3]),
+            run(
+                "2026-11-24T10:00:00Z",
+                "redis",
+                serde_json::json!({}),
+                [7, 3],
+            ),
         );
         write(
             d.path(),

@@ -139,11 +139,7 @@ pub fn summary_table(r: &RunResult) -> String {
                 let intended = if st.from_ops_per_sec == st.to_ops_per_sec {
                     rate(st.from_ops_per_sec)
                 } else {
-                    format!(
-                        "{}..{}",
-                        rate(st.from_ops_per_sec),
-                        rate(st.to_ops_per_sec)
-                    )
+                    format!("{}..{}", rate(st.from_ops_per_sec), rate(st.to_ops_per_sec))
                 };
                 let _ = writeln!(
                     out,
@@ -156,6 +152,7 @@ pub fn summary_table(r: &RunResult) -> String {
             }
         }
     }
+    faults(&mut out, r);
     let failures: Vec<String> = r
         .operations
         .iter()
@@ -202,4 +199,50 @@ pub fn summary_table(r: &RunResult) -> String {
         let _ = writeln!(out, "\n  PARTIAL RESULT: the run did not finish");
     }
     out
+}
+
+/// Each `--at` command and the run's availability around it.
+fn faults(out: &mut String, r: &RunResult) {
+    if !r.faults.is_empty() {
+        out.push_str("\n  faults (seconds from the start of measurement)\n");
+    }
+    let secs = |s: Option<f64>| s.map_or("-".into(), |s| format!("{s:.2}"));
+    for f in &r.faults {
+        let how = match (&f.note, f.exit_code) {
+            (Some(n), _) => n.clone(),
+            (None, Some(c)) => format!("exit {c}"),
+            (None, None) => format!("signal {}", f.signal.unwrap_or(0)),
+        };
+        let mut cmd: String = f.command.chars().take(60).collect();
+        if cmd.len() < f.command.len() {
+            cmd.push('…');
+        }
+        let _ = writeln!(
+            out,
+            "  at {} s: {cmd} · ran {}-{} s, {how}",
+            f.at_s,
+            secs(f.started_s),
+            secs(f.ended_s)
+        );
+        let Some(a) = &f.availability else { continue };
+        let window = a.error_window.as_ref().map_or("no errors".into(), |w| {
+            format!(
+                "errors {:.1}-{:.1} s ({:.1} s)",
+                w.start_s, w.end_s, w.seconds
+            )
+        });
+        let recovery = match (a.baseline_ops_per_sec, a.recovery_s) {
+            (None, _) => "no throughput before it to recover to".into(),
+            (Some(b), Some(s)) => format!("back to 90% of {} ops/s after {s:.1} s", rate(b)),
+            (Some(b), None) => format!("not back to 90% of {} ops/s by the end", rate(b)),
+        };
+        let p99 = |n: Option<u64>| n.map_or("-".into(), |n| latency(n as f64));
+        let _ = writeln!(
+            out,
+            "    {window} · {} failed · {recovery} · p99 during {}, after {}",
+            thousands(a.failed_operations),
+            p99(a.p99_during_ns),
+            p99(a.p99_after_ns)
+        );
+    }
 }

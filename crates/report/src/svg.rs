@@ -307,6 +307,8 @@ pub(crate) struct LineChart {
     /// Formats the x axis's tick labels (default: `short`).
     pub x_fmt: Option<fn(f64) -> String>,
     pub y_fmt: Option<fn(f64) -> String>,
+    /// Vertical marks at x with a label (faults on a time axis).
+    pub marks: Vec<(f64, String)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -405,6 +407,17 @@ impl LineChart {
                     escape(&l.name)
                 );
             }
+        }
+        for (x, label) in self.marks.iter().filter(|m| ok(m.0, self.x_log)) {
+            let px = LEFT + xa.frac(*x).clamp(0.0, 1.0) * plot_w;
+            let _ = write!(
+                out,
+                r##"<g class="mark"><line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{bottom}" stroke="#c0392b" stroke-width="1.2" stroke-dasharray="3 3"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#c0392b">{}</text><title>{}</title></g>"##,
+                px + 3.0,
+                TOP + 10.0,
+                escape(label),
+                escape(label)
+            );
         }
         legend(&mut out, &names, bottom + 56.0);
         out.push_str("</svg>");

@@ -356,6 +356,7 @@ mod tests {
             rec.record(OpKind::Payment, Status::Ok, 1_000_000, 1_000_000, 0, 0);
         }
         let out = RunOutput {
+            faults: Vec::new(),
             total: rec,
             series: vec![
                 point(

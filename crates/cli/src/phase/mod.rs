@@ -41,6 +41,7 @@ fn checked(
             "--clear applies to the load phase: use it with `yardstick load`",
         ));
     }
+    a.faults.faults()?;
     if let Some(u) = &a.until {
         if phase == Phase::Load {
             return Err(CliError::bad_input(
@@ -262,6 +263,7 @@ fn run_one(
     let mut spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
         .map_err(CliError::bad_input)?;
     spec.instance = a.instance.unwrap_or((0, 1));
+    spec.faults = a.faults.faults()?;
     if let Some(crate::args::Target::Schedule(s)) = &a.target {
         spec.rate_schedule = Some(s.clone());
     }
@@ -446,6 +448,7 @@ fn run_capped(
         vec![killed.why.clone()],
     );
     let out = RunOutput {
+        faults: Vec::new(),
         total: Default::default(),
         series: Vec::new(),
         started_at: killed.started,

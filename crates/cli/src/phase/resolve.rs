@@ -99,7 +99,11 @@ pub(crate) fn resolve_properties(
             )?;
         }
     }
-    if let Some(d) = a.status_interval {
+    // availability around a fault is measured per interval: 1 s by default
+    let fault_interval = (!a.faults.at.is_empty()
+        && !props.explicit().contains_key(p::STATUS_INTERVAL))
+    .then_some(std::time::Duration::from_secs(1));
+    if let Some(d) = a.status_interval.or(fault_interval) {
         flag(
             &mut props,
             p::STATUS_INTERVAL,

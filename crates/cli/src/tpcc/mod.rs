@@ -21,7 +21,7 @@ pub(crate) enum TpccCommand {
     Load(LoadArgs),
     /// Run the five transactions in the standard mix from T terminals; the
     /// consistency checks follow unless --no-check.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check the consistency conditions of clause 3.3.2 that hold after runs (1-10, 12).
     Check {
         /// Target database URL, as loaded by `yardstick tpcc load`.

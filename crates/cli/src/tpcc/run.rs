@@ -221,6 +221,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         trace: None,
         timetable: None,
         rate_schedule: None,
+        faults: Vec::new(),
     };
     if !a.quiet {
         eprintln!(

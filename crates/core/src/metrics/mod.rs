@@ -213,7 +213,11 @@ impl Out {
                 &[("operation", o.name), ("le", "+Inf")],
                 &b.count.to_string(),
             );
-            self.sample(&format!("{name}_sum"), &[("operation", o.name)], &num(b.sum_s));
+            self.sample(
+                &format!("{name}_sum"),
+                &[("operation", o.name)],
+                &num(b.sum_s),
+            );
             self.sample(
                 &format!("{name}_count"),
                 &[("operation", o.name)],
@@ -330,7 +334,11 @@ pub fn render(info: &RunInfo, s: &Snapshot, format: Format) -> String {
         "counter",
         "CPU the benchmark process used since the run started.",
     );
-    o.sample("yardstick_client_cpu_seconds_total", &[], &num(s.cpu_seconds));
+    o.sample(
+        "yardstick_client_cpu_seconds_total",
+        &[],
+        &num(s.cpu_seconds),
+    );
     o.family(
         "yardstick_late_operations",
         "counter",
@@ -398,7 +406,10 @@ mod tests {
     fn both_formats_carry_the_counters_histograms_and_info() {
         let s = snapshot();
         let p = render(&info(), &s, Format::Prometheus);
-        assert!(p.contains("# TYPE yardstick_operations_total counter\n"), "{p}");
+        assert!(
+            p.contains("# TYPE yardstick_operations_total counter\n"),
+            "{p}"
+        );
         assert!(p.contains("yardstick_operations_total{operation=\"READ\",status=\"ok\"} 2\n"));
         assert!(p.contains("yardstick_operations_total{operation=\"READ\",status=\"error\"} 1\n"));
         assert!(p.contains("yardstick_errors_total{operation=\"READ\"} 1\n"));

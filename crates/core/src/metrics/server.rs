@@ -133,7 +133,11 @@ mod tests {
 
     fn get(addr: SocketAddr, path: &str, accept: &str) -> String {
         let mut c = TcpStream::connect(addr).unwrap();
-        write!(c, "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n").unwrap();
+        write!(
+            c,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n"
+        )
+        .unwrap();
         let mut s = String::new();
         c.read_to_string(&mut s).unwrap();
         s
@@ -149,7 +153,11 @@ mod tests {
         assert!(r.contains("Content-Type: text/plain; version=0.0.4"));
         assert!(r.contains("yardstick_finished 0\n"));
         e.snapshot().finished = true;
-        let r = get(addr, "/metrics", "application/openmetrics-text; version=1.0.0");
+        let r = get(
+            addr,
+            "/metrics",
+            "application/openmetrics-text; version=1.0.0",
+        );
         assert!(r.contains("application/openmetrics-text"), "{r}");
         assert!(r.contains("yardstick_finished 1\n"));
         assert!(r.ends_with("# EOF\n"));

@@ -116,6 +116,8 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
     let spec = ctx.spec;
     let r = ctx.redactor;
     let mut warnings = ctx.warnings;
+    let faults = super::availability::of_run(out, r);
+    warnings.extend(super::availability::warnings(&faults));
     let total = &out.total;
     let counted = total.counted_ops();
     let errors = total.total_errors();
@@ -419,6 +421,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
         inserts: None,
         verification: None,
         tags: Default::default(),
+        faults,
         trace: None,
         replayed: None,
         convergence: out.convergence.clone(),
@@ -474,6 +477,7 @@ mod tests {
             total.record_lag(5_000_000);
         }
         let out = RunOutput {
+            faults: Vec::new(),
             total,
             series: Vec::new(),
             started_at: SystemTime::UNIX_EPOCH,

@@ -483,6 +483,7 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
         inserts: None,
         verification: None,
         tags: common_tags(&results),
+        faults: Vec::new(),
         trace: None,
         replayed: None,
         convergence: None,

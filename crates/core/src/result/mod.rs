@@ -1,5 +1,6 @@
 //! The versioned JSON result of one load or run: everything needed to trust,
 //! reproduce, merge and compare it. Written atomically.
+pub mod availability;
 pub mod build;
 pub mod env;
 pub mod inserts;
@@ -84,6 +85,10 @@ pub struct RunResult {
     /// selectors of compare and report.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
+    /// `--at`: the commands run during measurement, each with the run's
+    /// availability around it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::run::faults::FaultRecord>,
     /// `yardstick merge`: the instance results this one combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,

@@ -12,6 +12,7 @@
 pub mod calibrate;
 pub mod converge;
 pub mod cpu;
+pub mod faults;
 pub(crate) mod pacer;
 pub use pacer::sleep_until_precisely;
 mod record;
@@ -95,6 +96,7 @@ pub fn run<W: Work>(
     let floor = calibrate::measure_floor();
     // set by the sampler once `--until` holds: the slots end as at the deadline
     let finish = Arc::new(AtomicBool::new(false));
+    let run_end = faults::RunEnd::default();
 
     std::thread::scope(|scope| {
         let mut spawned = 0;
@@ -159,9 +161,17 @@ pub fn run<W: Work>(
             for _ in rx.iter() {}
             return Err(e);
         }
+        let fault_thread = (!spec.faults.is_empty()).then(|| {
+            let (stop, run_end) = (&stop, &run_end);
+            scope.spawn(move || faults::run_all(&spec.faults, t0 + spec.warmup, stop, run_end))
+        });
         let mut spec = spec.clone();
         spec.threads = spawned;
         let mut out = sampler::sample(&spec, t0, rx, &stop, &finish, on_interval);
+        run_end.set();
+        if let Some(t) = fault_thread {
+            out.faults = t.join().unwrap_or_default();
+        }
         out.floor = Some(floor);
         out.stopped_by_errors = budget.exceeded.load(Ordering::SeqCst);
         out.stop_cause = out.interrupted.then(|| control.cause());

@@ -94,6 +94,8 @@ pub struct RunOutput {
     /// Measured operations, merged over workers and intervals.
     pub total: Recorder,
     pub series: Vec<IntervalPoint>,
+    /// What the `--at` commands did.
+    pub faults: Vec<super::faults::FaultRecord>,
     /// Wall-clock time measurement started (after warm-up) and ended.
     pub started_at: SystemTime,
     pub ended_at: SystemTime,
@@ -397,6 +399,7 @@ pub(crate) fn sample(
     let convergence =
         (!spec.until.is_empty()).then(|| super::converge::judge(&spec.until, &series));
     RunOutput {
+        faults: Vec::new(),
         total,
         series,
         started_at: wall_t0 + spec.warmup,

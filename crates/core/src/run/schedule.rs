@@ -19,7 +19,9 @@ pub enum ScheduleError {
     BadRate(String),
     #[error("{0}")]
     BadDuration(#[from] crate::units::DurationError),
-    #[error("the rate schedule has no time in it: give each step a duration above 0, e.g. 1000@30s")]
+    #[error(
+        "the rate schedule has no time in it: give each step a duration above 0, e.g. 1000@30s"
+    )]
     Empty,
     #[error("the rate schedule schedules no operation: give a step a rate above 0")]
     NoOperations,
@@ -387,10 +389,22 @@ mod tests {
         assert_eq!(s.total_ops(), 1000.0 + 3000.0 + 1500.0);
         assert_eq!(s.rate_at(25.0), 150.0);
         for (text, want) in [
-            ("5 100\n10 200\n", "line 1 of the schedule file: the first time is 5 s"),
-            ("0 100\n10 200\n5 100\n", "line 3 of the schedule file: time 5 s comes before"),
-            ("0 100 7\n", "line 1 of the schedule file: '0 100 7' is not a pair"),
-            ("0 fast\n", "line 1 of the schedule file: 'fast' is not a rate"),
+            (
+                "5 100\n10 200\n",
+                "line 1 of the schedule file: the first time is 5 s",
+            ),
+            (
+                "0 100\n10 200\n5 100\n",
+                "line 3 of the schedule file: time 5 s comes before",
+            ),
+            (
+                "0 100 7\n",
+                "line 1 of the schedule file: '0 100 7' is not a pair",
+            ),
+            (
+                "0 fast\n",
+                "line 1 of the schedule file: 'fast' is not a rate",
+            ),
             ("0 100\n", "no time in it"),
         ] {
             let e = Schedule::from_points_text(text).unwrap_err().to_string();
@@ -452,7 +466,10 @@ mod tests {
             ("100..@1s", "'' is not a rate"),
             ("100@0s", "no time in it"),
             ("0@10s", "schedules no operation"),
-            ("file:/nonexistent/x", "cannot read the schedule file /nonexistent/x"),
+            (
+                "file:/nonexistent/x",
+                "cannot read the schedule file /nonexistent/x",
+            ),
         ] {
             let e = Schedule::parse(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");

@@ -71,6 +71,7 @@ fn spec(warmup: Duration, target: Option<f64>) -> RunSpec {
         trace: None,
         timetable: None,
         rate_schedule: None,
+        faults: Vec::new(),
     }
 }
 

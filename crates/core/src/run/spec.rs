@@ -43,6 +43,8 @@ pub struct RunSpec {
     /// start of measurement (a warm-up runs at its first rate); `target`
     /// then states its mean rate and `duration` its length.
     pub rate_schedule: Option<Arc<super::schedule::Schedule>>,
+    /// `--at`: commands run at offsets into the measured phase.
+    pub faults: Vec<super::faults::Fault>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -96,6 +98,7 @@ impl RunSpec {
             trace: None,
             timetable: None,
             rate_schedule: None,
+            faults: Vec::new(),
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

@@ -117,6 +117,7 @@ mod tests {
             trace: None,
             timetable: None,
             rate_schedule: None,
+            faults: Vec::new(),
         }
     }
 

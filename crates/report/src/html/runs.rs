@@ -262,6 +262,7 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
                     y_log: false,
                     x_fmt: Some(ms_axis),
                     y_fmt: Some(pct_axis),
+                    marks: Vec::new(),
                 }
                 .render(),
             );
@@ -309,6 +310,7 @@ pub(super) fn over_time(inputs: &Inputs, sizes: bool) -> Option<Section> {
     for g in &groups {
         let mut tput = Vec::new();
         let mut p99 = Vec::new();
+        let mut marks = Vec::new();
         for e in with_series.iter().filter(|e| &e.group(sizes) == g) {
             // the drain after the end is left out of rates: no collapse at the end
             let pts: Vec<_> = yardstick_core::run::rate_points(&e.result.time_series).collect();
@@ -322,6 +324,12 @@ pub(super) fn over_time(inputs: &Inputs, sizes: bool) -> Option<Section> {
                 points: pts.iter().map(|p| (p.t_s, p.ops_per_sec)).collect(),
                 ..Default::default()
             });
+            for f in &e.result.faults {
+                if let Some(s) = f.started_s {
+                    let cmd: String = f.command.chars().take(40).collect();
+                    marks.push((s, format!("fault: {cmd}")));
+                }
+            }
             // open loop: the rate the schedule intended, beside the one achieved
             let intended: Vec<(f64, f64)> = pts
                 .iter()
@@ -370,6 +378,7 @@ pub(super) fn over_time(inputs: &Inputs, sizes: bool) -> Option<Section> {
                 x_label: "time since measurement started (s)".into(),
                 y_label: "throughput (ops/s)".into(),
                 lines: tput,
+                marks: marks.clone(),
                 ..Default::default()
             }
             .render(),
@@ -381,6 +390,7 @@ pub(super) fn over_time(inputs: &Inputs, sizes: bool) -> Option<Section> {
                 y_label: "p99 response time (µs, log scale)".into(),
                 lines: p99,
                 y_log: true,
+                marks,
                 ..Default::default()
             }
             .render(),

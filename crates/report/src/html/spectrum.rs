@@ -110,6 +110,7 @@ pub(super) fn chart(group: &str, lines: Vec<Line>) -> String {
         y_log: true,
         x_fmt: Some(percentile_axis),
         y_fmt: Some(crate::section::ms_axis),
+        marks: Vec::new(),
     }
     .render()
 }
