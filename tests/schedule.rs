@@ -65,7 +65,7 @@ fn a_stepped_run_follows_its_steps_and_records_intended_against_achieved() {
         let t = p["t_s"].as_f64().unwrap();
         let want = if t <= 1.0 { 200.0 } else { 600.0 };
         let intended = p["intended_ops_per_sec"].as_f64().unwrap();
-        assert!((intended - want).abs() < 1e-6, "{p}");
+        assert!((intended - want).abs() < 1.0, "{p}");
         if p["length_s"].as_f64().unwrap() > 0.2 {
             // 50 or 150 operations in each 250 ms interval
             let ops = p["ops"].as_f64().unwrap();
@@ -112,6 +112,10 @@ fn a_ramp_from_a_file_spreads_operations_by_the_integral_of_its_rate() {
     let ops: Vec<f64> = p.iter().map(|p| p["ops"].as_f64().unwrap()).collect();
     assert!((ops[0] - 200.0).abs() <= 3.0, "{ops:?}");
     assert!((ops[1] - 600.0).abs() <= 3.0, "{ops:?}");
-    assert_eq!(p[0]["intended_ops_per_sec"], 200.0);
-    assert_eq!(p[1]["intended_ops_per_sec"], 600.0);
+    // the last interval may close a little early: its intended rate is over
+    // its own length
+    for (p, want) in p.iter().zip([200.0, 600.0]) {
+        let got = p["intended_ops_per_sec"].as_f64().unwrap();
+        assert!((got - want).abs() < 1.0, "{p}");
+    }
 }
