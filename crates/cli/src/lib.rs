@@ -232,11 +232,14 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             format,
             title,
             results_dir,
-        } => inputs
-            .iter()
-            .map(|i| results::resolve(i, results_dir))
-            .collect::<Result<Vec<_>, _>>()
-            .and_then(|paths| report::execute(&paths.concat(), out, *format, title.as_deref())),
+        } => {
+            let mut catalogue = results::Catalogue::new(results_dir);
+            inputs
+                .iter()
+                .map(|i| catalogue.resolve(i))
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(|paths| report::execute(&paths.concat(), out, *format, title.as_deref()))
+        }
         Command::Merge { files, out, force } => merge_files(files, out, *force),
         Command::Compare { a, b, results_dir } => {
             results::pairs(a, b, results_dir).and_then(|pairs| compare::execute_pairs(&pairs))

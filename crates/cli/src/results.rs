@@ -120,35 +120,60 @@ fn table(rows: &[Row], dir: &Path) -> String {
     out
 }
 
-/// A path stays a path; a selector becomes the results under `dir` it picks
-/// (at least one, else an error naming the selector).
-pub(crate) fn resolve(arg: &Path, dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let text = arg.to_string_lossy();
-    if !Filter::is_selector(&text) || arg.exists() {
-        return Ok(vec![arg.to_path_buf()]);
+/// The results under a directory, read once, when a selector first needs them.
+pub(crate) struct Catalogue<'a> {
+    dir: &'a Path,
+    rows: Option<Vec<Row>>,
+}
+
+impl<'a> Catalogue<'a> {
+    pub(crate) fn new(dir: &'a Path) -> Self {
+        Catalogue { dir, rows: None }
     }
-    let f = Filter::parse(&text).map_err(CliError::bad_input)?;
-    let picked: Vec<PathBuf> = rows(dir, &f, false)?.into_iter().map(|r| r.path).collect();
-    if picked.is_empty() {
-        return Err(CliError::bad_input(format!(
-            "{text} selects no result in {}: list them with `yardstick results {}`",
-            dir.display(),
-            dir.display()
-        )));
+
+    fn all(&mut self) -> Result<&[Row], CliError> {
+        if self.rows.is_none() {
+            self.rows = Some(rows(self.dir, &Filter::default(), false)?);
+        }
+        Ok(self.rows.as_deref().unwrap_or_default())
     }
-    Ok(picked)
+
+    /// A path stays a path; a selector becomes the results it picks (at
+    /// least one, else an error naming the selector).
+    pub(crate) fn resolve(&mut self, arg: &Path) -> Result<Vec<PathBuf>, CliError> {
+        let text = arg.to_string_lossy();
+        if !Filter::is_selector(&text) || arg.exists() {
+            return Ok(vec![arg.to_path_buf()]);
+        }
+        let f = Filter::parse(&text).map_err(CliError::bad_input)?;
+        let dir = self.dir;
+        let picked: Vec<PathBuf> = self
+            .all()?
+            .iter()
+            .filter(|r| f.matches(r))
+            .map(|r| r.path.clone())
+            .collect();
+        if picked.is_empty() {
+            return Err(CliError::bad_input(format!(
+                "{text} selects no result in {}: list them with `yardstick results {}`",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        Ok(picked)
+    }
 }
 
 /// `compare A B` where A and B may select several results: each result of A
 /// is paired with the result of B of the same command, database and
 /// workload.
 pub(crate) fn pairs(a: &Path, b: &Path, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>, CliError> {
-    let (xs, ys) = (resolve(a, dir)?, resolve(b, dir)?);
+    let mut catalogue = Catalogue::new(dir);
+    let (xs, ys) = (catalogue.resolve(a)?, catalogue.resolve(b)?);
     if xs.len() == 1 && ys.len() == 1 {
         return Ok(vec![(xs[0].clone(), ys[0].clone())]);
     }
-    let f = Filter::default();
-    let all = rows(dir, &f, false)?;
+    let all = catalogue.all()?;
     let key = |p: &PathBuf| {
         all.iter()
             .find(|r| &r.path == p)

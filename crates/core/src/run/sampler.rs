@@ -3,6 +3,7 @@
 //! time series and the totals, and reports each interval to a callback.
 use super::cpu::process_cpu_time;
 use super::record::{Intervals, Report};
+use super::schedule::Schedule;
 use super::spec::RunSpec;
 use crate::binding::Status;
 use crate::op::OpKind;
@@ -146,26 +147,22 @@ impl RunOutput {
 }
 
 /// The rate the run's pacing intended over `length` from `from` after t0
-/// (the warm-up's start): a schedule's operations placed there per second,
-/// or the constant target; `None` in a closed loop.
-fn intended_rate(spec: &RunSpec, from: Duration, length: Duration) -> Option<f64> {
+/// (the warm-up's start): the operations `paced` (the schedule as the
+/// pacers follow it, warm-up included) placed there per second, or the
+/// constant target; `None` in a closed loop.
+fn intended_rate(
+    paced: Option<&Schedule>,
+    target: Option<f64>,
+    from: Duration,
+    length: Duration,
+) -> Option<f64> {
     let secs = length.as_secs_f64();
-    match &spec.rate_schedule {
+    match paced {
         Some(s) if secs > 0.0 => {
-            // the schedule starts when measurement does; the warm-up runs at its first rate
-            let w = spec.warmup.as_secs_f64();
-            let (a, b) = (from.as_secs_f64() - w, from.as_secs_f64() - w + secs);
-            let first = s.segments()[0].from;
-            let n = |t: f64| {
-                if t < 0.0 {
-                    t * first
-                } else {
-                    s.ops_until(t)
-                }
-            };
-            Some((n(b) - n(a)) / secs)
+            let a = from.as_secs_f64();
+            Some((s.ops_until(a + secs) - s.ops_until(a)) / secs)
         }
-        _ => spec.target,
+        _ => target,
     }
 }
 
@@ -244,6 +241,10 @@ pub(crate) fn sample(
     let mut cpu_mark = process_cpu_time();
     let mut cpu_at_start = (spec.warmup.is_zero()).then_some(cpu_mark);
 
+    let paced = spec
+        .rate_schedule
+        .as_ref()
+        .map(|s| s.preceded_by(spec.warmup));
     let mut close = |index: i64,
                      rec: Recorder,
                      length: Duration,
@@ -253,7 +254,8 @@ pub(crate) fn sample(
                      warmup_ops: &mut u64| {
         let cpu_now = process_cpu_time();
         let mut p = point(index, &rec, &iv, length, cpu_now.saturating_sub(cpu_mark));
-        p.intended_ops_per_sec = intended_rate(spec, iv.start_of(index) - t0, length);
+        p.intended_ops_per_sec =
+            intended_rate(paced.as_ref(), spec.target, iv.start_of(index) - t0, length);
         cpu_mark = cpu_now;
         if index < 0 {
             *warmup_ops += rec.counted_ops();
