@@ -74,9 +74,7 @@ fn a_signal_to_the_capped_parent_alone_reaches_the_child_and_nothing_is_left() {
         args.extend(strings(&["--memory-limit", "256M"]));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let r = signalled(dir.path(), &args, sig, Duration::from_millis(2500));
-        if r.stderr.contains("--memory-limit needs a memory cgroup")
-            && std::env::var_os("CI").is_none()
-        {
+        if r.stderr.contains("need a memory cgroup") && std::env::var_os("CI").is_none() {
             eprintln!("skipped: {}", r.stderr.trim());
             return;
         }

@@ -33,6 +33,7 @@ mod schedule;
 mod schema;
 mod scripts;
 mod secrets;
+mod server_memory;
 mod signals;
 mod suite;
 mod tpcc;

@@ -299,6 +299,18 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "invalid value '10QB' for '--memory-limit <SIZE>': '10QB' is not a size:",
     ),
     (
+        "run --db null:// --server-memory-limit 10QB",
+        "invalid value '10QB' for '--server-memory-limit <SIZE>': '10QB' is not a size:",
+    ),
+    (
+        "run --db null:// --server-memory-limit 1G",
+        "this --db is an embedded engine inside the benchmark process: use --memory-limit",
+    ),
+    (
+        "load --db sqlite://{dir}/x.db --server-memory-limit 1G",
+        "--server-memory-limit caps a database server",
+    ),
+    (
         "run --db null:// --memory-limit -1G",
         "--memory-limit -1G: negative values are not accepted; give a positive",
     ),

@@ -9,24 +9,36 @@ fn url() -> String {
         .unwrap_or_else(|_| "mysql://bench:benchpw@127.0.0.1:53306/ycsb".into())
 }
 
-/// A new database on the test server; dropped by the returned guard.
+fn myrocks_url() -> String {
+    std::env::var("YARDSTICK_MYROCKS_URL")
+        .unwrap_or_else(|_| "mysql://bench:benchpw@127.0.0.1:53307/ycsb".into())
+}
+
+/// A new database on a test server; dropped by the returned guard.
 struct Fresh {
     url: String,
     name: String,
+    base: String,
 }
 
 impl Fresh {
     fn new() -> Fresh {
+        Fresh::on(&url())
+    }
+
+    /// On the server of `base`.
+    fn on(base: &str) -> Fresh {
         let name = yardstick_bindings::testing::unique_name("tpcc");
         let mut admin = wait(MysqlConn::open(
-            &Target::parse(&url()).unwrap(),
+            &Target::parse(base).unwrap(),
             Isolation::RepeatableRead,
         ))
         .unwrap();
         wait(admin.batch(&format!("CREATE DATABASE {name}"))).unwrap();
         Fresh {
-            url: format!("{}/{name}", url().rsplit_once('/').unwrap().0),
+            url: format!("{}/{name}", base.rsplit_once('/').unwrap().0),
             name,
+            base: base.to_string(),
         }
     }
 }
@@ -34,12 +46,61 @@ impl Fresh {
 impl Drop for Fresh {
     fn drop(&mut self) {
         if let Ok(mut admin) = wait(MysqlConn::open(
-            &Target::parse(&url()).unwrap(),
+            &Target::parse(&self.base).unwrap(),
             Isolation::RepeatableRead,
         )) {
             let _ = wait(admin.batch(&format!("DROP DATABASE {}", self.name)));
         }
     }
+}
+
+/// TPC-C load, run and check on MyRocks: every table in RocksDB, the
+/// engine's settings in the result, every consistency condition met.
+#[test]
+fn tpcc_loads_runs_and_checks_on_myrocks() {
+    if !yardstick_bindings::testing::server_available(
+        "MariaDB with MyRocks",
+        &myrocks_url(),
+        "scripts/services start myrocks",
+    ) {
+        return;
+    }
+    let db = Fresh::on(&myrocks_url());
+    let u = format!("{}?engine=rocksdb", db.url);
+    let dir = tempfile::tempdir().unwrap();
+    let l = yardstick(
+        dir.path(),
+        &["tpcc", "load", "--db", &u, "--warehouses", "1", "-q"],
+    );
+    assert_eq!(l.code, 0, "{}{}", l.stdout, l.stderr);
+    let r = tpcc_run(dir.path(), &u, ["1", "4", "3s"], &[], "rocks.json");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = read_json(&dir.path().join("rocks.json"));
+    let settings = &v["database"]["engine"]["settings"];
+    assert_eq!(settings["table_engine"], "ROCKSDB", "{settings}");
+    assert!(
+        settings["rocksdb_block_cache_size"].is_string(),
+        "{settings}"
+    );
+    assert!(v["tpmc"].as_f64().unwrap() > 0.0);
+    assert_checks_pass(&v);
+    let check = yardstick(dir.path(), &["tpcc", "check", "--db", &u]);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+    let mut c = wait(MysqlConn::open(
+        &Target::parse(&db.url).unwrap(),
+        Isolation::RepeatableRead,
+    ))
+    .unwrap();
+    let engines = wait(c.query(
+        "SELECT DISTINCT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()",
+        &[],
+    ))
+    .unwrap();
+    let engines: Vec<String> = engines
+        .iter()
+        .map(|r| yardstick_bindings::tpcc::text(r, 0))
+        .collect();
+    assert_eq!(engines, ["ROCKSDB"]);
 }
 
 #[test]

@@ -183,6 +183,7 @@ impl Handle for FjallHandle {
 impl Registered for FjallBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["fjall"],
+        server_port: None,
         flavours: &[],
         description: "fjall (pure Rust): LSM tree with lz4 blocks",
         example: "fjall:///var/tmp/fjall?cache_size=1GiB",

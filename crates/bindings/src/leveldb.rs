@@ -419,6 +419,7 @@ impl Handle for LevelHandle {
 impl Registered for LevelBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["leveldb"],
+        server_port: None,
         flavours: &[],
         description: "LevelDB (the system's libleveldb, C API): cache, block size, compression, bloom filter",
         example: "leveldb:///var/tmp/level?cache_size=512MiB",

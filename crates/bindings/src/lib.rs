@@ -18,7 +18,7 @@ pub mod testing;
 pub mod tpcc;
 pub mod url;
 
-pub use registry::{Descriptor, Entry, Registered};
+pub use registry::{servers, Descriptor, Entry, Registered};
 pub use url::Target;
 use yardstick_core::binding::{Binding, BindingError, OpenOptions};
 

@@ -191,6 +191,7 @@ impl Handle for LmdbHandle {
 impl Registered for LmdbBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["lmdb"],
+        server_port: None,
         flavours: &[],
         description: "LMDB (heed; the C library compiled in): memory-mapped B-tree, one write transaction per write",
         example: "lmdb:///var/tmp/lmdb?map_size=64GiB",

@@ -24,6 +24,7 @@ pub(crate) const OPTIONS: &[&str] = &["latency", "store"];
 impl Registered for NullBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["null"],
+        server_port: None,
         flavours: &[],
         description: "no database: measures the harness itself; ?latency=200us simulates service time, ?store=memory keeps data in memory",
         example: "null://?latency=200us",

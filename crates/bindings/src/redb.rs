@@ -199,6 +199,7 @@ impl Handle for RedbHandle {
 impl Registered for RedbBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["redb"],
+        server_port: None,
         flavours: &[],
         description: "redb (pure Rust): copy-on-write B-tree, one write transaction per write",
         example: "redb:///var/tmp/redb?cache_size=1GiB",

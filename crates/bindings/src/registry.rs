@@ -16,6 +16,9 @@ use yardstick_core::binding::{Binding, BindingError, OpenOptions};
 pub struct Descriptor {
     /// Its URL schemes; the first is its name (and its module's name).
     pub schemes: &'static [&'static str],
+    /// The port its server listens on when the URL names none; `None` for an
+    /// embedded engine (a library inside the benchmark process).
+    pub server_port: Option<u16>,
     /// The engines it drives through `?flavor=` (the first is the default);
     /// empty when it has no flavours.
     pub flavours: &'static [&'static str],
@@ -95,6 +98,29 @@ pub fn find(scheme: &str) -> Result<&'static Descriptor, BindingError> {
                 .join(", ")
         ))),
     }
+}
+
+/// The servers a URL names, as `host:port` (the binding's default port
+/// where it names none), or `None` for an embedded engine. Reads the URL's
+/// authority the way every network binding writes it: `user:password@` left
+/// out, hosts separated by commas.
+pub fn servers(url: &str) -> Result<Option<Vec<String>>, BindingError> {
+    let target = Target::parse(url)?;
+    let Some(port) = find(&target.scheme)?.server_port else {
+        return Ok(None);
+    };
+    let authority = target.rest.split(['/', '?']).next().unwrap_or("");
+    let hosts = authority.rsplit('@').next().unwrap_or("");
+    let list = hosts
+        .split(',')
+        .filter(|h| !h.is_empty())
+        .map(|h| crate::url::host_port(h, port, &target.scheme))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(if list.is_empty() {
+        vec![format!("localhost:{port}")]
+    } else {
+        list
+    }))
 }
 
 /// A known binding this binary was built without: the feature to build it
@@ -291,5 +317,39 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod server_tests {
+    use super::*;
+
+    #[test]
+    fn a_url_names_its_servers_with_the_default_port_where_it_gives_none() {
+        let s = |u: &str| servers(u).unwrap();
+        assert_eq!(
+            s("mysql://bench:pw@127.0.0.1:53306/ycsb?engine=rocksdb"),
+            Some(vec!["127.0.0.1:53306".to_string()])
+        );
+        assert_eq!(
+            s("mysql://bench:pw@127.0.0.1/ycsb"),
+            Some(vec!["127.0.0.1:3306".to_string()])
+        );
+        // a password with an @ in it, and a cluster of hosts
+        assert_eq!(
+            s("redis://:p@ss@10.0.0.1:7000,10.0.0.2"),
+            Some(vec![
+                "10.0.0.1:7000".to_string(),
+                "10.0.0.2:6379".to_string()
+            ])
+        );
+        assert_eq!(
+            s("hbase://127.0.0.1:59090?info=127.0.0.1:56010"),
+            Some(vec!["127.0.0.1:59090".to_string()])
+        );
+        assert_eq!(s("null://"), None);
+        assert_eq!(s("sqlite:///tmp/x.db"), None);
+        assert!(servers("mysql://h:99999/db").is_err());
+        assert!(servers("oracle://h/db").is_err());
     }
 }

@@ -252,6 +252,7 @@ impl Handle for RocksHandle {
 impl Registered for RocksBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["rocksdb"],
+        server_port: None,
         flavours: &[],
         description: "RocksDB (the system's librocksdb): block cache, write buffer, compression, bloom filter from the URL",
         example: "rocksdb:///var/tmp/rocks?cache_size=1GiB&compression=lz4",

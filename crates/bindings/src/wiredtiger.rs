@@ -429,6 +429,7 @@ impl Handle for WtHandle {
 impl Registered for WtBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["wiredtiger"],
+        server_port: None,
         flavours: &[],
         description: "WiredTiger (the system's libwiredtiger): cache size, snappy/zlib block compression, page sizes, log and checkpoints",
         example: "wiredtiger:///var/tmp/wt?cache_size=1GiB",

@@ -92,6 +92,13 @@ pub(crate) struct PhaseArgs {
     /// are dropped. An OOM kill is recorded in the result. Needs --db.
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub memory_limit: Option<u64>,
+    /// Cap the memory of the database server for the phase, page cache
+    /// included, e.g. 1G: the server on this machine that listens on the
+    /// --db URL's port moves, with its children, into a memory cgroup of its
+    /// own (root), cached pages are dropped, and it moves back afterwards.
+    /// The cap, the server's peak and any OOM kill are recorded in the result.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub server_memory_limit: Option<u64>,
     /// Load phase: insert N records per call with the binding's bulk path
     /// (multi-row INSERT, COPY, pipelines); sets db.batchsize.
     #[arg(long, value_name = "N")]

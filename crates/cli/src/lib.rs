@@ -16,6 +16,7 @@ mod replay;
 mod report;
 mod results;
 mod secrets;
+mod server_memory;
 mod signals;
 mod status;
 mod suite;

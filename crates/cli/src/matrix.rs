@@ -11,10 +11,14 @@ pub(crate) struct MatrixArgs {
     /// An engine to test, as a URL with its own options (cache sizes are the
     /// engine's, separate from the budgets); repeatable, e.g.
     /// --db 'rocksdb:///data/rocks?cache_size=1GiB' --db 'wiredtiger:///data/wt?cache_size=1GiB'.
+    /// A database server on this machine (MariaDB with InnoDB or MyRocks:
+    /// mysql://...?engine=rocksdb) is capped as a process of its own, and its
+    /// table emptied before the load.
     #[arg(long = "db", value_name = "URL", required = true)]
     pub dbs: Vec<String>,
-    /// Memory budgets of the whole benchmark process, comma-separated (3G,
-    /// 512MiB; `none` for uncapped).
+    /// Memory budgets, comma-separated (3G, 512MiB; `none` for uncapped): of
+    /// the whole benchmark process for an embedded engine, of the server's
+    /// process for a server.
     #[arg(long, value_delimiter = ',', default_value = "1G,3G,6G")]
     pub budgets: Vec<String>,
     /// Tests to run, comma-separated, from: read, write-1, write-3, write-6, mix95-8, mix99-8.
@@ -65,8 +69,17 @@ impl MatrixArgs {
                     .map_err(|e| CliError::bad_input(format!("--budgets: {e}"))),
             })
             .collect::<Result<_, _>>()?;
+        let mut servers = Vec::new();
+        for db in &self.dbs {
+            let named = yardstick_bindings::servers(db)
+                .map_err(|e| CliError::bad_input(format!("--db: {e}")))?;
+            if named.is_some() {
+                servers.push(db.clone());
+            }
+        }
         Ok(MatrixSpec {
             dbs: self.dbs.clone(),
+            servers,
             budgets,
             tests: self.tests.clone(),
             records: self.records,

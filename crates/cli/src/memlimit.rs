@@ -22,7 +22,7 @@ const MECHANISM_ENV: &str = "YARDSTICK_MEMORY_MECHANISM";
 const PAGE_CACHE_ENV: &str = "YARDSTICK_PAGE_CACHE";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Version {
+pub(crate) enum Version {
     V1,
     V2,
 }
@@ -38,7 +38,7 @@ pub(crate) struct Cgroup {
 
 /// Where the memory controller of this process's cgroup lives, from
 /// /proc/self/mountinfo and /proc/self/cgroup.
-fn locate(mountinfo: &str, cgroups: &str) -> Option<(PathBuf, Version)> {
+pub(crate) fn locate(mountinfo: &str, cgroups: &str) -> Option<(PathBuf, Version)> {
     let own = |pred: &dyn Fn(&str) -> bool| -> Option<String> {
         cgroups.lines().find_map(|l| {
             let mut parts = l.splitn(3, ':');
@@ -122,12 +122,17 @@ pub(crate) enum CgroupError {
 }
 
 const HINT: &str =
-    "--memory-limit needs a memory cgroup it may create (root, or a delegated cgroup v2 subtree)";
+    "--memory-limit and --server-memory-limit need a memory cgroup they may create (root, or a delegated cgroup v2 subtree)";
 
 impl Cgroup {
     /// Creates a memory cgroup capped at `limit` bytes, or says in one line
     /// why this machine does not allow it.
     pub(crate) fn create(limit: u64) -> Result<Cgroup, CgroupError> {
+        Cgroup::create_named(limit, &format!("yardstick-{}", std::process::id()))
+    }
+
+    /// [`Cgroup::create`] with the cgroup's directory name chosen.
+    pub(crate) fn create_named(limit: u64, name: &str) -> Result<Cgroup, CgroupError> {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let (base, version) = locate(&mountinfo, &cgroups).ok_or(CgroupError::NoController)?;
@@ -144,7 +149,7 @@ impl Cgroup {
                 })?;
             }
         }
-        let dir = base.join(format!("yardstick-{}", std::process::id()));
+        let dir = base.join(name);
         std::fs::create_dir(&dir).map_err(|source| CgroupError::Create {
             dir: dir.clone(),
             source,
@@ -193,6 +198,43 @@ impl Cgroup {
 
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// cgroup v1: processes moved in bring the memory they hold with them
+    /// (anonymous and page cache), so it counts against the limit. Whether
+    /// the kernel took it.
+    pub(crate) fn move_charges(&self) -> bool {
+        self.version == Version::V1
+            && write(&self.dir.join("memory.move_charge_at_immigrate"), "3").is_ok()
+    }
+
+    /// Lowers the cgroup's limit to `bytes` (swap too, where it is capped).
+    pub(crate) fn lower_limit(&mut self, bytes: u64) -> std::io::Result<()> {
+        let (file, swap) = match self.version {
+            Version::V1 => ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"),
+            Version::V2 => ("memory.max", "memory.swap.max"),
+        };
+        // v1 keeps memory <= memory+swap at every step: memory first
+        write(&self.dir.join(file), &bytes.to_string())?;
+        if self.version == Version::V1 && self.dir.join(swap).exists() {
+            let _ = write(&self.dir.join(swap), &bytes.to_string());
+        }
+        self.limit = bytes;
+        Ok(())
+    }
+
+    /// Moves process `pid` (all its threads) into the cgroup.
+    pub(crate) fn adopt(&self, pid: u32) -> std::io::Result<()> {
+        adopt(&self.dir, pid)
+    }
+
+    /// The processes in the cgroup now.
+    pub(crate) fn procs(&self) -> Vec<u32> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
     }
 
     /// Whether the cgroup's OOM killer killed a process.
@@ -274,6 +316,11 @@ impl Drop for Cgroup {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
+}
+
+/// Moves process `pid` into the cgroup at `dir`.
+pub(crate) fn adopt(dir: &Path, pid: u32) -> std::io::Result<()> {
+    write(&dir.join("cgroup.procs"), &pid.to_string())
 }
 
 fn peak_of(dir: &Path) -> Option<u64> {

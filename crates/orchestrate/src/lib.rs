@@ -81,11 +81,18 @@ pub fn label(url: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let raw = if last.is_empty() {
+    let mut raw = if last.is_empty() {
         scheme.to_string()
     } else {
         format!("{scheme}-{last}")
     };
+    // the storage engine a server URL picks is what the file is about
+    let query = rest.split_once('?').map_or("", |(_, q)| q);
+    for (k, v) in query.split('&').filter_map(|kv| kv.split_once('=')) {
+        if k == "engine" || k == "flavor" {
+            raw = format!("{raw}-{v}");
+        }
+    }
     raw.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -177,6 +184,10 @@ mod tests {
         );
         assert_eq!(label("sqlite://x/bench.db"), "sqlite-bench_db");
         assert_eq!(label("null://"), "null");
+        assert_eq!(
+            label("mysql://u:p@127.0.0.1:53307/ycsb?engine=rocksdb&timeout=5s"),
+            "mysql-ycsb-rocksdb"
+        );
         let two = ["sqlite://a/x.db".to_string(), "sqlite://b/x.db".to_string()];
         assert!(distinct_labels(&two, "x").is_err());
         assert!(distinct_labels(&two[..1], "x").is_ok());

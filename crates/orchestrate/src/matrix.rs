@@ -64,6 +64,10 @@ pub(crate) const PRESETS: &[Preset] = &[
 pub struct MatrixSpec {
     /// Engine URLs with their own options.
     pub dbs: Vec<String>,
+    /// Those of `dbs` that are database servers on this machine rather than
+    /// embedded engines: the budget caps the server's process
+    /// (`--server-memory-limit`), and its load empties the table first.
+    pub servers: Vec<String>,
     /// Memory budgets of the whole benchmark process: (as given, bytes), or
     /// `None` for uncapped.
     pub budgets: Vec<Option<(String, u64)>>,
@@ -146,6 +150,9 @@ fn common(spec: &MatrixSpec, threads: usize) -> Vec<String> {
 /// The load of one engine, its result in `file`.
 fn load_args(a: &MatrixSpec, db: &str, file: &Path) -> Vec<String> {
     let mut args: Vec<String> = vec!["load".into(), "--db".into(), db.into()];
+    if a.servers.iter().any(|s| s == db) {
+        args.push("--clear".into());
+    }
     args.extend(common(a, 1));
     args.extend(["--out".into(), file.display().to_string()]);
     args
@@ -177,7 +184,12 @@ fn cell_args(
         file.display().to_string(),
     ]);
     if let Some((_, bytes)) = budget {
-        args.extend(["--memory-limit".into(), bytes.to_string()]);
+        let flag = if a.servers.iter().any(|s| s == db) {
+            "--server-memory-limit"
+        } else {
+            "--memory-limit"
+        };
+        args.extend([flag.into(), bytes.to_string()]);
     }
     args
 }
@@ -271,11 +283,17 @@ pub fn execute(spec: &MatrixSpec, env: &Env) -> Result<MatrixRun, Error> {
                 } else {
                     None
                 };
-                let memory = r.as_ref().and_then(|r| r.memory_limit.as_ref());
+                // the benchmark process's cap, or the server's
+                let memory = r.as_ref().and_then(|r| {
+                    r.memory_limit
+                        .as_ref()
+                        .or(r.server_memory.first().map(|s| &s.limit))
+                });
                 let oom = memory.is_some_and(|m| m.oom_killed);
+                // a server killed by its cap may leave the client's exit code 0
                 let status = match (code, oom) {
-                    (0, _) => CellStatus::Ok,
                     (_, true) => CellStatus::Oom,
+                    (0, _) => CellStatus::Ok,
                     _ => {
                         failed = true;
                         CellStatus::Failed

@@ -190,6 +190,7 @@ async fn prepare(s: &CqlSession, inner: &Inner) -> Result<Statements, BindingErr
 impl Registered for CqlBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["cql"],
+        server_port: Some(9042),
         flavours: &[],
         description: "Cassandra / ScyllaDB / YugabyteDB YCQL (scylla driver): prepared statements, token-aware routing, LWT for insert/update semantics, unlogged batches",
         example: "cql://127.0.0.1:9042/ycsb?consistency=quorum&replication=3",

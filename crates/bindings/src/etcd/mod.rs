@@ -100,6 +100,7 @@ fn open_error(endpoints: &[String], e: &tonic::Status) -> BindingError {
 impl Registered for EtcdBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["etcd"],
+        server_port: Some(2379),
         flavours: &[],
         description: "etcd v3 (gRPC over tonic): get/put/range/delete, transactions for insert/update semantics, linearizable or serializable reads",
         example: "etcd://127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379",

@@ -95,6 +95,7 @@ fn choice(target: &Target, name: &str, choices: &[(&str, i32)]) -> Result<i32, B
 impl Registered for HbaseBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["hbase"],
+        server_port: Some(9090),
         flavours: &[],
         description: "HBase 2.x through its Thrift2 gateway (framed binary protocol, own client): get/put/checkAndMutate/scan, putMultiple batch load",
         example: "hbase://127.0.0.1:9090/default?family=family",

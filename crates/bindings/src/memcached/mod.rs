@@ -378,6 +378,7 @@ impl Inner {
 impl Registered for MemcachedBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["memcached"],
+        server_port: Some(11211),
         flavours: &[],
         description: "memcached (text protocol, own client): get/add/set/replace/cas/delete; no scans",
         example: "memcached://127.0.0.1:11211",

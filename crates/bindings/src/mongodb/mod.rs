@@ -157,6 +157,7 @@ fn open_error(server: &str, e: &mongodb::error::Error) -> BindingError {
 impl Registered for MongoBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["mongodb"],
+        server_port: Some(27017),
         flavours: &[],
         description: "MongoDB protocol (official driver): one document per record, insertMany batches; write concern and read preference from the URL",
         example: "mongodb://127.0.0.1:27017/ycsb?w=majority",

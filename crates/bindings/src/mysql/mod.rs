@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 pub mod tpcc;
 
+mod engine;
 mod session;
 
 pub use session::MysqlSession;
@@ -145,7 +146,8 @@ pub(crate) struct Endpoint {
     pub(crate) connect_timeout: Duration,
     upsert: Upsert,
     pub(crate) tidb: bool,
-    engine: String,
+    /// The `engine` option, spelled as the server does; `None` when not given.
+    pub(crate) engine: Option<String>,
     tls: bool,
 }
 
@@ -187,15 +189,7 @@ pub(crate) fn endpoint(target: &Target) -> Result<Endpoint, BindingError> {
             )))
         }
     };
-    let engine = target.param("engine").unwrap_or("InnoDB").to_string();
-    if !engine
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(BindingError::Config(format!(
-            "engine={engine} is not a storage engine name (for example InnoDB, MyRocks, Aria)"
-        )));
-    }
+    let engine = target.param("engine").map(engine::parse).transpose()?;
     let connect_timeout = target.connect_timeout()?;
     let ssl = match (
         target.param("tls"),
@@ -282,6 +276,7 @@ pub(crate) async fn open_conn(ep: &Endpoint) -> Result<Conn, BindingError> {
 impl Registered for MysqlBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["mysql", "mariadb"],
+        server_port: Some(3306),
         flavours: &["mysql", "mariadb", "tidb"],
         description: "MySQL / MariaDB (mysql_async): server-side prepared statements, one connection per in-flight operation",
         example: "mysql://user:password@127.0.0.1:3306/ycsb",
@@ -316,11 +311,14 @@ impl Registered for MysqlBinding {
             let mut c = connect(&driver_opts, connect_timeout)
                 .await
                 .map_err(|e| connect_error(&server, &user, &db, &e))?;
+            if let (Some(e), false) = (&engine, tidb) {
+                engine::check_available(&mut c, &server, e).await?;
+            }
             prepare_table(
                 &mut c,
                 &server,
                 &sql,
-                &create_table(&sql, &engine, tidb),
+                &create_table(&sql, engine.as_deref().unwrap_or("InnoDB"), tidb),
                 opts.create,
             )
             .await?;
@@ -337,8 +335,12 @@ impl Registered for MysqlBinding {
                 )
                 .await
                 .unwrap_or(None);
-            if let Some(e) = table_engine {
-                settings.insert("table_engine".into(), e);
+            if let Some(has) = table_engine {
+                if let Some(asked) = &engine {
+                    engine::check_table(&sql.table, &has, asked)?;
+                }
+                engine::record(&mut c, &has, &mut settings).await;
+                settings.insert("table_engine".into(), has);
             }
             settings.insert(
                 "statements".into(),

@@ -31,8 +31,13 @@ fn open_fresh_with(opts: &OpenOptions, query: &str) -> Result<MysqlBinding, Bind
 
 /// The URL of a new, empty database on the test server.
 fn fresh_database() -> Result<String, BindingError> {
+    fresh_database_on(&server_url())
+}
+
+/// The URL of a new, empty database on the server of `base`.
+fn fresh_database_on(base: &str) -> Result<String, BindingError> {
     let name = crate::testing::unique_name("conf");
-    let base = server_url();
+    let base = base.to_string();
     let admin = Opts::from_url(&base).unwrap();
     run_cold(std::time::Duration::from_secs(60), async {
         let mut c = connect(&admin, Duration::from_secs(10))
@@ -225,4 +230,78 @@ fn tidb_flavor_clusters_the_key_maps_its_errors_and_asks_for_retries() {
         "mariadb",
         "the engine name comes from the server's version"
     );
+}
+
+/// MyRocks: the MariaDB with the RocksDB engine that scripts/services starts.
+mod myrocks {
+    use super::*;
+
+    fn server_url() -> String {
+        std::env::var("YARDSTICK_MYROCKS_URL")
+            .unwrap_or_else(|_| "mysql://bench:benchpw@127.0.0.1:53307/ycsb".into())
+    }
+
+    fn available() -> bool {
+        crate::testing::server_available(
+            "MariaDB with MyRocks",
+            &server_url(),
+            "scripts/services start myrocks",
+        )
+    }
+
+    fn open_fresh(opts: &OpenOptions) -> Result<MysqlBinding, BindingError> {
+        open_url(
+            &format!("{}?engine=rocksdb", fresh_database_on(&server_url())?),
+            opts,
+        )
+    }
+
+    yardstick_core::conformance_suite!(open_fresh, available);
+
+    #[test]
+    fn the_tables_are_rocksdb_and_its_settings_are_recorded() {
+        if !available() {
+            return;
+        }
+        let b = open_fresh(&opts(true)).unwrap();
+        let s = &b.info().settings;
+        assert_eq!(s["table_engine"], "ROCKSDB");
+        for k in [
+            "rocksdb_block_cache_size",
+            "rocksdb_flush_log_at_trx_commit",
+            "rocksdb_cf_default.compression_type",
+            "rocksdb_cf_default.write_buffer_size",
+            "rocksdb_plugin",
+        ] {
+            assert!(s.contains_key(k), "{k} missing: {s:?}");
+        }
+        assert!(!s.contains_key("innodb_page_size"), "{s:?}");
+    }
+
+    #[test]
+    fn a_table_of_another_engine_and_a_server_without_rocksdb_are_refused() {
+        if !available() {
+            return;
+        }
+        let db = fresh_database_on(&server_url()).unwrap();
+        let b = open_url(&format!("{db}?engine=innodb"), &opts(true)).unwrap();
+        assert_eq!(b.info().settings["table_engine"], "InnoDB");
+        assert!(b.info().settings.contains_key("innodb_buffer_pool_size"));
+        let e = open_url(&format!("{db}?engine=rocksdb"), &opts(false))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("usertable exists as InnoDB, not ROCKSDB"), "{e}");
+        if !super::available() {
+            return;
+        }
+        let e = open_url(&format!("{}?engine=myrocks", super::server_url()), &opts(true))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("has no ROCKSDB storage engine") && e.contains("mariadb-plugin-rocksdb"),
+            "{e}"
+        );
+    }
 }

@@ -264,6 +264,7 @@ pub(crate) async fn connect(ep: &Endpoint) -> Result<Client, BindingError> {
 impl Registered for PostgresBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["postgres", "postgresql"],
+        server_port: Some(5432),
         flavours: &["postgres", "cockroach", "yugabyte"],
         description: "PostgreSQL (tokio-postgres): prepared statements, one connection per in-flight operation",
         example: "postgres://user:password@127.0.0.1:5432/ycsb",

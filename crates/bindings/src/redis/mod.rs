@@ -186,6 +186,7 @@ fn first_node(v: Value) -> Option<Value> {
 impl Registered for RedisBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["redis", "rediss"],
+        server_port: Some(6379),
         flavours: &[],
         description: "Redis (redis-rs, multiplexed): YCSB's hash-per-record model with a sorted-set index, or ?model=string for GET/SET; clusters; TLS with rediss://",
         example: "redis://:password@127.0.0.1:6379?model=hash&pipeline=1",

@@ -116,6 +116,7 @@ pub(crate) fn settings_of(target: &Target) -> Result<(PathBuf, Settings), Bindin
 impl Registered for SqliteBinding {
     const DESCRIPTOR: Descriptor = Descriptor {
         schemes: &["sqlite"],
+        server_port: None,
         flavours: &[],
         description: "SQLite (bundled), the embedded default",
         example: "sqlite:///tmp/bench.db",

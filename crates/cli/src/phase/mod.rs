@@ -303,8 +303,13 @@ fn run_one(
         clear: a.clear && phase == Phase::Load,
         verify: a.verify.then_some(a.quiet),
     };
+    let caps = a
+        .server_memory_limit
+        .map(|limit| crate::server_memory::cap(url, limit))
+        .transpose()?;
     let opened = yardstick_bindings::open(url, &opts, exec);
     status.finish();
+    let server_memory = caps.map(|c| c.release()).unwrap_or_default();
     let opened = opened
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?
         .map_err(|e| CliError::bad_input(redactor.redact(&e.to_string())))?;
@@ -349,6 +354,8 @@ fn run_one(
         let written: u64 = result.operations.values().map(|o| o.bytes).sum();
         result.binding.compression_ratio = result.binding.load_compression_ratio(written);
     }
+    crate::server_memory::note(&mut result.warnings, &server_memory);
+    result.server_memory = server_memory;
     if let Some(m) = memlimit::child_record() {
         if m.page_cache.starts_with("not dropped") {
             result.warnings.push(format!("page cache {}", m.page_cache));

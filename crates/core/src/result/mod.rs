@@ -65,6 +65,9 @@ pub struct RunResult {
     /// `--memory-limit`: the cap the benchmark process (engine included) ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<MemoryLimit>,
+    /// `--server-memory-limit`: the caps the database servers ran under.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_memory: Vec<ServerMemory>,
     /// YCSB phases: the inserts the database acknowledged, refused and left
     /// unanswered (the keys of the latter two in a side file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +139,30 @@ pub struct MemoryLimit {
     pub peak_bytes: Option<u64>,
     /// The cgroup's OOM killer ended the benchmark process.
     pub oom_killed: bool,
+}
+
+/// A database server on this machine whose memory was capped for the phase
+/// (`--server-memory-limit`), and what happened under the cap.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerMemory {
+    /// The address it listens on, as the URL names it.
+    pub server: String,
+    pub pid: u32,
+    /// Its program name (`/proc/PID/comm`).
+    pub program: String,
+    /// Processes moved into the cgroup: the server and its children.
+    pub processes: usize,
+    /// What the server held resident when it was capped.
+    pub resident_bytes_before: Option<u64>,
+    /// Whether that memory moved into the cap with the server (cgroup v1's
+    /// move_charge_at_immigrate, on kernels that still have it).
+    pub charges_moved: bool,
+    /// The cgroup's own limit: `limit.bytes` (the budget), less what the
+    /// server held where that stayed charged elsewhere.
+    pub cgroup_limit_bytes: u64,
+    pub limit: MemoryLimit,
+    /// Whether the server was still running when the phase ended.
+    pub alive_after: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

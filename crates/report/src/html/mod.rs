@@ -236,6 +236,22 @@ fn config(out: &mut String, e: &Entry) {
             ),
         );
     }
+    for s in &r.server_memory {
+        item(
+            "server memory limit",
+            format!(
+                "{} (pid {}, {}): {} bytes ({}), peak {:?}, OOM killed {}, running after {}",
+                s.program,
+                s.pid,
+                s.server,
+                s.limit.bytes,
+                s.limit.mechanism,
+                s.limit.peak_bytes,
+                s.limit.oom_killed,
+                s.alive_after
+            ),
+        );
+    }
     if let Some(d) = &e.data_before {
         item("data before the phase", d.clone());
     }
