@@ -200,6 +200,10 @@ fn the_matrix_runs_innodb_and_myrocks_each_under_the_budgets() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stdout.contains("benchpw"), "{}", r.stdout);
+    // the printed table tells the two servers apart
+    for engine in ["mysql-ycsb-innodb", "mysql-ycsb-rocksdb"] {
+        assert_eq!(r.stdout.matches(engine).count(), 4, "{}", r.stdout);
+    }
     let index = read_json(&dir.path().join("out/index.json"));
     assert_matches_schema(&index, "matrix-index.schema.json");
     let cells = index["cells"].as_array().unwrap();
@@ -233,6 +237,58 @@ fn the_matrix_runs_innodb_and_myrocks_each_under_the_budgets() {
             !v["binding"]["cleared"].is_null(),
             "a server's table is emptied first: {}",
             v["binding"]
+        );
+    }
+}
+
+/// scripts/storage-engines: the five engines in one command, tiny.
+#[test]
+fn the_storage_engine_script_runs_libraries_and_servers_in_one_matrix() {
+    if !root_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/storage-engines");
+    let out = dir.path().join("out");
+    // runs: scripts/storage-engines
+    let r = std::process::Command::new(&script)
+        .args([
+            "--cache",
+            "16M",
+            "--budgets",
+            "512M",
+            "--tests",
+            "read",
+            "--records",
+            "500",
+        ])
+        .args(["--duration", "500ms", "--warmup", "100ms", "--out-dir"])
+        .arg(&out)
+        .env("YARDSTICK", bin())
+        .env("YARDSTICK_SE_DIR", dir.path().join("work"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    let index = read_json(&out.join("index.json"));
+    let engines: Vec<&str> = index["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        engines,
+        ["rocksdb", "leveldb", "wiredtiger", "mariadb", "mariadb"]
+    );
+    let cells = index["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 5);
+    assert!(cells.iter().all(|c| c["status"] == "ok"), "{cells:?}");
+    // the servers are stopped again
+    for port in ["53316", "53317"] {
+        assert!(
+            std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err(),
+            "{port} still open"
         );
     }
 }

@@ -426,6 +426,14 @@ fn the_mixes_preset_batch_loads_and_runs_the_reports_custom_mixes() {
     };
     let batch = res("batch-load");
     assert_eq!(batch["properties"]["db.batchsize"], "3000");
+    assert_eq!(
+        batch["properties"]["insert.semantics"], "upsert",
+        "as YCSB's bindings wrote"
+    );
+    assert_eq!(
+        res("update95-read5")["properties"]["update.semantics"],
+        "upsert"
+    );
     assert_eq!(batch["properties"]["fieldcount"], "10");
     assert_eq!(batch["properties"]["fieldlength"], "10");
     assert_eq!(op(&batch, "BATCH-INSERT")["rows"], 7000);

@@ -394,7 +394,9 @@ pub fn table(index: &MatrixIndex) -> String {
         let _ = writeln!(
             out,
             "{:<28} {:>8} {:<9} {:>7} {:>12} {:>10} {:>10} {:>10} {:>10}",
-            c.db.chars().take(28).collect::<String>(),
+            // the file label (scheme, directory or database, engine): a URL
+            // cut to the column's width would not tell two servers apart
+            label(&c.db).chars().take(28).collect::<String>(),
             c.budget.as_deref().unwrap_or("none"),
             c.test,
             status,

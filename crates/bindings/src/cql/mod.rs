@@ -49,6 +49,8 @@ struct Statements {
     insert: PreparedStatement,
     update_one: Vec<PreparedStatement>,
     delete: PreparedStatement,
+    /// `TRUNCATE` of the table (`load --clear`, a suite's reload).
+    truncate: String,
     /// Whether writes are lightweight transactions (their rows say `[applied]`).
     insert_lwt: bool,
     update_lwt: bool,
@@ -182,6 +184,7 @@ async fn prepare(s: &CqlSession, inner: &Inner) -> Result<Statements, BindingErr
         .await?,
         update_one,
         delete: prep(format!("DELETE FROM {t} WHERE y_id = ? IF EXISTS")).await?,
+        truncate: format!("TRUNCATE {t}"),
         insert_lwt,
         update_lwt,
     })

@@ -241,6 +241,22 @@ impl Session for CqlSessionHandle {
         }
     }
 
+    /// TRUNCATE: the table's files go at once, where deleting record by
+    /// record takes minutes and leaves a tombstone per record for the reads
+    /// that follow to skip.
+    async fn clear(&mut self) -> Result<Option<u64>, BindingError> {
+        let (s, st) = &*self.shared;
+        s.query_unpaged(st.truncate.as_str(), ())
+            .await
+            .map(|_| None)
+            .map_err(|e| {
+                BindingError::Io(format!(
+                    "cannot truncate the table: {}",
+                    yardstick_core::error::chain(&e)
+                ))
+            })
+    }
+
     /// Upserts go out as one unlogged batch (YCSB-style bulk load); inserts
     /// with `insert` semantics are lightweight transactions, which a
     /// multi-partition batch cannot hold, so they go out concurrently instead.

@@ -108,15 +108,7 @@ pub(crate) async fn record(c: &mut Conn, engine: &str, settings: &mut BTreeMap<S
     } else {
         &[]
     };
-    for name in names {
-        let row: Option<(String, Option<String>)> = c
-            .query_first(format!("SHOW VARIABLES LIKE '{name}'"))
-            .await
-            .unwrap_or(None);
-        if let Some((_, Some(v))) = row {
-            settings.insert((*name).to_string(), v);
-        }
-    }
+    super::add_variables(c, names, settings).await;
     if names != ROCKSDB {
         return;
     }

@@ -254,7 +254,17 @@ pub(crate) fn engine_name(version: &str) -> &'static str {
 /// The server variables recorded with every result (those it has).
 pub(crate) async fn server_settings(c: &mut Conn) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
-    for name in SETTINGS {
+    add_variables(c, SETTINGS, &mut settings).await;
+    settings
+}
+
+/// The server variables `names` (those it has) added to `settings`.
+pub(crate) async fn add_variables(
+    c: &mut Conn,
+    names: &[&str],
+    settings: &mut BTreeMap<String, String>,
+) {
+    for name in names {
         let row: Option<(String, Option<String>)> = c
             .query_first(format!("SHOW VARIABLES LIKE '{name}'"))
             .await
@@ -263,7 +273,6 @@ pub(crate) async fn server_settings(c: &mut Conn) -> BTreeMap<String, String> {
             settings.insert((*name).to_string(), v);
         }
     }
-    settings
 }
 
 /// Opens one connection to the endpoint, with a clear message when that fails.

@@ -338,7 +338,7 @@ pub(super) fn matrix(inputs: &Inputs) -> Option<Section> {
     Some(Section {
         id: "matrix",
         title: "Storage engines".into(),
-        intro: "Each cell ran in its own memory-capped process after a warm-up; latencies are over every operation of the cell.".into(),
+        intro: "Each cell ran after a warm-up under its memory budget (a library engine: the whole benchmark process capped; a server: the server's process capped); latencies are over every operation of the cell.".into(),
         charts,
         tables: vec![loads, table],
     })
