@@ -130,6 +130,39 @@ pub(crate) async fn record(c: &mut Conn, engine: &str, settings: &mut BTreeMap<S
     }
 }
 
+/// The engine of the TPC-C tables: the URL's `engine` (checked against the
+/// server, and against the tables when they exist; the session creates new
+/// tables with it), or the engine of the tables there, or the server's
+/// default.
+pub(crate) async fn of_tpcc_tables(
+    conn: &mut mysql_async::Conn,
+    ep: &crate::mysql::Endpoint,
+) -> Result<String, crate::tpcc::DbError> {
+    let has: Option<String> = conn
+        .query_first(
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'warehouse'",
+        )
+        .await
+        .map_err(crate::mysql::tpcc::err_plain)?;
+    let Some(asked) = &ep.engine else {
+        let default: Option<String> = conn
+            .query_first("SELECT @@default_storage_engine")
+            .await
+            .map_err(crate::mysql::tpcc::err_plain)?;
+        return Ok(has.or(default).unwrap_or_default());
+    };
+    check_available(conn, &ep.server, asked)
+        .await
+        .map_err(crate::tpcc::DbError::other)?;
+    if let Some(has) = &has {
+        check_table("warehouse", has, asked).map_err(crate::tpcc::DbError::other)?;
+    }
+    conn.query_drop(format!("SET SESSION default_storage_engine = {asked}"))
+        .await
+        .map_err(crate::mysql::tpcc::err_plain)?;
+    Ok(asked.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

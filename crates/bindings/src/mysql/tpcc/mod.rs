@@ -75,39 +75,6 @@ pub(crate) const SUPPORT: Support = Support {
     default_isolation: Isolation::RepeatableRead,
 };
 
-/// The engine of the TPC-C tables: the URL's `engine` (checked against the
-/// server, and against the tables when they exist; the session creates new
-/// tables with it), or the engine of the tables there, or the server's
-/// default.
-async fn engine_of_tables(
-    conn: &mut mysql_async::Conn,
-    ep: &crate::mysql::Endpoint,
-) -> Result<String, DbError> {
-    let has: Option<String> = conn
-        .query_first(
-            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'warehouse'",
-        )
-        .await
-        .map_err(err_plain)?;
-    let Some(asked) = &ep.engine else {
-        let default: Option<String> = conn
-            .query_first("SELECT @@default_storage_engine")
-            .await
-            .map_err(err_plain)?;
-        return Ok(has.or(default).unwrap_or_default());
-    };
-    super::engine::check_available(conn, &ep.server, asked)
-        .await
-        .map_err(DbError::other)?;
-    if let Some(has) = &has {
-        super::engine::check_table("warehouse", has, asked).map_err(DbError::other)?;
-    }
-    conn.query_drop(format!("SET SESSION default_storage_engine = {asked}"))
-        .await
-        .map_err(err_plain)?;
-    Ok(asked.clone())
-}
-
 impl MysqlConn {
     /// How the terminals send statements, for the result.
     pub(crate) const STATEMENTS: &'static str = "a transaction's independent statements as one multi-statement text query with escaped literals (START TRANSACTION with the first, COMMIT with the last); the others as prepared statements (binary protocol)";
@@ -139,7 +106,7 @@ impl MysqlConn {
         let mut settings = crate::mysql::server_settings(&mut conn).await;
         let name = crate::mysql::engine_name(&version);
         if name != "tidb" {
-            let engine = engine_of_tables(&mut conn, &ep).await?;
+            let engine = super::engine::of_tpcc_tables(&mut conn, &ep).await?;
             super::engine::record(&mut conn, &engine, &mut settings).await;
             settings.insert("table_engine".into(), engine);
         }
@@ -298,7 +265,7 @@ impl MysqlConn {
     }
 }
 
-fn err_plain(e: mysql_async::Error) -> DbError {
+pub(crate) fn err_plain(e: mysql_async::Error) -> DbError {
     DbError::other(crate::mysql::error_text(&e))
 }
 
