@@ -283,6 +283,11 @@ pub(super) async fn batch_insert<B: Binding>(
         .insert_batch(&batch_of(&["a-batch-1", "a-batch-7"], b"v3-"))
         .await;
     expect_status("batch upsert over an existing key", out.status, Status::Ok)?;
+    ensure!(
+        out.rows == 2,
+        "a batch upsert of 2 records reported {} rows written",
+        out.rows
+    );
     for k in ["a-batch-1", "a-batch-7"] {
         let (st, rec) = read_all(&mut s, k.as_bytes()).await;
         let want = format!("v3-{k}");
