@@ -1,13 +1,19 @@
 //! Criterion benchmarks of the per-operation hot path: choosing a key, building
-//! the key and the values, choosing the operation, recording a latency.
+//! the key and the values, choosing the operation, recording a latency, and
+//! the whole worker loop over a binding that does nothing.
 //! Run with `cargo bench --bench hot_path`; the whole-harness figures come from
 //! `scripts/selfbench.sh` (null:// runs, CPU per operation).
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use yardstick_core::binding::{Fields, Status, WriteSet};
+use std::sync::Arc;
+use std::time::Duration;
+use yardstick_core::binding::{
+    Binding, BindingError, EngineInfo, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet,
+};
 use yardstick_core::op::OpKind;
 use yardstick_core::rng::Rng;
+use yardstick_core::run::{run, Control, RunSpec, Ycsb};
 use yardstick_core::stats::Recorder;
-use yardstick_core::workload::{CoreConfig, Properties, SharedState, Stream};
+use yardstick_core::workload::{CoreConfig, Phase, Properties, SharedState, Stream};
 
 fn shared(kv: &[&str]) -> SharedState {
     let mut p = Properties::new();
@@ -75,5 +81,72 @@ fn recording(c: &mut Criterion) {
     c.bench_function("clock_read_stamp", |b| b.iter(|| black_box(clock.raw())));
 }
 
-criterion_group!(benches, key_choice, key_and_values, recording);
+/// A binding whose every call succeeds at once: `null://` without options.
+struct Nothing;
+struct NothingSession;
+
+impl Binding for Nothing {
+    type Session = NothingSession;
+    async fn session(&self) -> Result<NothingSession, BindingError> {
+        Ok(NothingSession)
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}
+
+impl Session for NothingSession {
+    async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
+        Outcome::ok(1, 0)
+    }
+    async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+    async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+    async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+    async fn delete(&mut self, _: &[u8]) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+}
+
+/// The worker loop end to end (plan, key, values, call, time, record,
+/// intervals) on one thread: wall time per operation of a run of
+/// `iters` operations.
+fn worker_loop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("worker_loop");
+    g.throughput(Throughput::Elements(1));
+    for (name, extra) in [
+        ("workloadc", &["readproportion=1", "updateproportion=0"][..]),
+        (
+            "workloada_1KiB_updates",
+            &[
+                "readproportion=0.5",
+                "updateproportion=0.5",
+                "writeallfields=true",
+            ][..],
+        ),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let ops = format!("operationcount={}", iters.max(1));
+                let mut kv = vec!["recordcount=1000000", "requestdistribution=zipfian", &ops];
+                kv.extend_from_slice(extra);
+                let s = shared(&kv);
+                let spec = RunSpec::from_config(Phase::Run, &s.config, 1, Duration::ZERO, 1)
+                    .expect("valid spec");
+                let work = Ycsb::new(Arc::new(Nothing), Arc::new(s), Phase::Run);
+                let t = std::time::Instant::now();
+                run(&work, &spec, &Control::default(), &mut |_| {}).expect("the run");
+                t.elapsed()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, key_choice, key_and_values, recording, worker_loop);
 criterion_main!(benches);

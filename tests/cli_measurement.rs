@@ -452,3 +452,31 @@ fn until_ends_a_suites_repetitions_once_they_converged() {
     let (_, index) = suite("ci<0.0001%", "narrow");
     assert!(statuses(&index).iter().all(|(_, st)| st == "ok"));
 }
+
+#[test]
+fn the_result_and_the_summary_give_the_processs_peak_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://",
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=20000",
+            "--out",
+            "m.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("m.json"));
+    let peak = v["client"]["peak_rss_bytes"]
+        .as_u64()
+        .expect("peak_rss_bytes");
+    // the binary alone maps megabytes; a null run holds far below a GiB
+    assert!((1 << 20..1 << 30).contains(&peak), "peak RSS {peak} bytes");
+    let mib = format!("peak memory {:.1} MiB", peak as f64 / 1048576.0);
+    assert!(r.stdout.contains(&mib), "{mib} not in {}", r.stdout);
+}

@@ -85,13 +85,17 @@ pub fn summary_table(r: &RunResult) -> String {
     );
     let _ = writeln!(
         out,
-        "  elapsed {:.2} s · {} operations · {} ops/s · {} errors · client CPU {:.2} cores ({:.0} ns/op){}",
+        "  elapsed {:.2} s · {} operations · {} ops/s · {} errors · client CPU {:.2} cores ({:.0} ns/op){}{}",
         r.elapsed_s,
         thousands(r.totals.operations),
         rate(r.totals.ops_per_sec),
         thousands(r.totals.errors),
         r.client.cpu_cores_used,
         r.client.cpu_ns_per_op,
+        r.client
+            .peak_rss_bytes
+            .map(|b| format!(", peak memory {:.1} MiB", b as f64 / 1048576.0))
+            .unwrap_or_default(),
         if r.totals.warmup_operations > 0 {
             format!(" · {} warm-up operations excluded", thousands(r.totals.warmup_operations))
         } else {

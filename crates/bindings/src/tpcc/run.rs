@@ -385,6 +385,7 @@ mod tests {
             stopped_by_errors: false,
             convergence: None,
             floor: None,
+            peak_rss_bytes: None,
             worker_busy: Vec::new(),
             waited: Duration::ZERO,
         };

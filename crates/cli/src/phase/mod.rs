@@ -472,6 +472,7 @@ fn run_capped(
         stopped_by_errors: false,
         convergence: None,
         floor: None,
+        peak_rss_bytes: None,
         worker_busy: Vec::new(),
         waited: std::time::Duration::ZERO,
     };

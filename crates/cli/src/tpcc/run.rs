@@ -81,6 +81,7 @@ impl Frame {
                 cpu_cores_used: 0.0,
                 cores_available: yardstick_core::run::cpu::available_cores(),
                 cpu_ns_per_op: 0.0,
+                peak_rss_bytes: None,
                 floor: None,
                 histogram: None,
                 limited: None,
@@ -319,6 +320,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         } else {
             0.0
         },
+        peak_rss_bytes: yardstick_core::run::cpu::peak_rss_bytes(),
         floor: None,
         histogram: None,
         limited: None,

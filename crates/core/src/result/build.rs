@@ -401,6 +401,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             } else {
                 0.0
             },
+            peak_rss_bytes: out.peak_rss_bytes,
             floor: out.floor,
             histogram: Some(histogram),
             limited: Some(limited),
@@ -495,6 +496,7 @@ mod tests {
             stopped_by_errors: false,
             convergence: None,
             floor: None,
+            peak_rss_bytes: None,
             worker_busy: busy.to_vec(),
             waited: Duration::ZERO,
         };

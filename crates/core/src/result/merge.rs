@@ -463,6 +463,10 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             cpu_cores_used: results.iter().map(|(_, r)| r.client.cpu_cores_used).sum(),
             cores_available: results.iter().map(|(_, r)| r.client.cores_available).sum(),
             cpu_ns_per_op: cpu * 1e9 / total_ops.max(1) as f64,
+            peak_rss_bytes: results
+                .iter()
+                .filter_map(|(_, r)| r.client.peak_rss_bytes)
+                .max(),
             floor: None,
             histogram: None,
             limited: None,

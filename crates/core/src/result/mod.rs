@@ -312,6 +312,10 @@ pub struct ClientInfo {
     pub cpu_cores_used: f64,
     pub cores_available: usize,
     pub cpu_ns_per_op: f64,
+    /// Peak resident memory of the benchmark process (of the largest
+    /// instance, merged), an embedded engine's included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
     /// The harness's own floor, measured before the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<crate::run::calibrate::Floor>,

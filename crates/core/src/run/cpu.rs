@@ -15,6 +15,17 @@ pub(crate) fn process_cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// The process's peak resident set size so far, in bytes (the kernel's
+/// high-water mark: heap, stacks, mapped binary, an embedded engine's cache).
+pub fn peak_rss_bytes() -> Option<u64> {
+    // SAFETY: as in process_cpu_time.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we pass; RUSAGE_SELF is valid.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    // Linux reports kilobytes
+    (rc == 0 && usage.ru_maxrss > 0).then(|| usage.ru_maxrss as u64 * 1024)
+}
+
 /// CPU time consumed by the calling thread so far.
 pub(crate) fn thread_cpu_time() -> Duration {
     let mut ts = libc::timespec {
@@ -56,5 +67,9 @@ mod tests {
         assert!(thread_cpu_time() - mine < Duration::from_millis(10));
         assert!(mine >= Duration::from_millis(40));
         assert!(available_cores() >= 1);
+        // the peak covers at least a buffer touched now
+        let buf = vec![1u8; 64 << 20];
+        std::hint::black_box(&buf);
+        assert!(peak_rss_bytes().unwrap() >= 64 << 20);
     }
 }

@@ -173,6 +173,7 @@ pub fn run<W: Work>(
             out.faults = t.join().unwrap_or_default();
         }
         out.floor = Some(floor);
+        out.peak_rss_bytes = cpu::peak_rss_bytes();
         out.stopped_by_errors = budget.exceeded.load(Ordering::SeqCst);
         out.stop_cause = out.interrupted.then(|| control.cause());
         // a worker that died mid-run (a bug) makes the whole run invalid

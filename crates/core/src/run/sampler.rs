@@ -121,6 +121,8 @@ pub struct RunOutput {
     pub convergence: Option<super::converge::Convergence>,
     /// The harness's floor, measured before the run.
     pub floor: Option<super::calibrate::Floor>,
+    /// The process's peak resident memory when the run ended.
+    pub peak_rss_bytes: Option<u64>,
     /// Per worker thread: the share of its time it was busy (on a CPU, not
     /// spinning for the schedule), warm-up included.
     pub worker_busy: Vec<f64>,
@@ -418,6 +420,7 @@ pub(crate) fn sample(
         stopped_by_errors: false,
         convergence,
         floor: None,
+        peak_rss_bytes: None,
         worker_busy,
         waited,
     }
