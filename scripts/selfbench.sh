@@ -3,9 +3,18 @@
 # and 16 threads, side by side in one invocation. Prints operations per second
 # and process CPU per operation (the client's whole cost: key choice, value
 # generation, timing, recording, status line).
+# Then, against the test servers (scripts/services starts them), the peers
+# side by side, alternating, median of 3: Redis GET and SET of 1 KB values
+# against redis-benchmark (16 connections, pipeline depth 1 and 16), and
+# PostgreSQL point selects against pgbench -S -M prepared (16 connections),
+# each with its client CPU per operation (the peer's from getrusage of its
+# process) and the ratios yardstick / peer.
 # Usage: scripts/selfbench.sh [operationcount]   (default 20000000)
+#        SELFBENCH_PEER_OPS=N (default 400000 per peer run), SELFBENCH_PEERS=0 skips them
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 ops=${1:-20000000}
 cargo build --release --quiet
 bin=target/release/yardstick
@@ -43,3 +52,88 @@ import sys
 med = lambda f: sorted(float(l.split()[1]) for l in open(f))[1]
 print("added client CPU with --trace: %+.1f%%" % (100 * (med(sys.argv[2]) / med(sys.argv[1]) - 1)))
 PY
+
+[ "${SELFBENCH_PEERS:-1}" = 0 ] && exit 0
+
+# --- the peers on the test servers ------------------------------------------
+peer_ops=${SELFBENCH_PEER_OPS:-400000}
+need redis-benchmark pgbench
+scripts/services start redis postgres >/dev/null
+pg_dir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+redis_port=$(scripts/services url redis | sed 's/.*://')
+pg_url=$(scripts/services url postgres)
+
+# cpu_of OUT CMD...: runs CMD, its output to OUT; prints its CPU seconds
+# (user + system, children included) and wall seconds
+cpu_of() {
+    local out=$1
+    shift
+    python3 -c 'import resource,subprocess,sys,time
+t=time.time(); rc=subprocess.run(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.STDOUT).returncode
+r=resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f %.3f" % (r.ru_utime + r.ru_stime, time.time() - t)); sys.exit(rc)' "$out" "$@"
+}
+
+# yardstick_rate JSON: "ops/s CPU-ns/op" of a result
+yardstick_rate() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.0f %.0f" % (r["totals"]["ops_per_sec"], r["client"]["cpu_ns_per_op"]))' "$1"
+}
+
+# row LABEL FILE-OF-YARDSTICK-LINES FILE-OF-PEER-LINES: medians and ratios
+row() {
+    python3 - "$@" <<'PY'
+import statistics as st, sys
+label, ys, peer = sys.argv[1], sys.argv[2], sys.argv[3]
+def med(f):
+    rows = [tuple(map(float, l.split())) for l in open(f) if l.strip()]
+    return st.median(r[0] for r in rows), st.median(r[1] for r in rows)
+(yr, yc), (pr, pc) = med(ys), med(peer)
+print("%-34s %10.0f %10.0f %8.2fx %8.0f %8.0f %8.2fx" % (label, yr, pr, yr / pr, yc, pc, yc / pc))
+PY
+}
+
+echo
+printf '%-34s %10s %10s %9s %8s %8s %9s\n' "peer comparison (16 connections)" "ops/s" "peer" "ratio" "CPU ns" "peer" "ratio"
+redis_url="redis://:benchpw@127.0.0.1:$redis_port"
+# yardstick's keys for GET, 1 KB each, as redis-benchmark -d 1000 writes
+# runs: yardstick
+"$bin" load --db "$redis_url?model=string&prefix=selfbench:" -P workloadc -p recordcount=100000 -p fieldcount=1 -p fieldlength=1000 --batch 1000 -q --out "$out/load.json" >/dev/null
+redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw --no-auth-warning -t set -r 100000 -n 200000 -d 1000 -q >/dev/null
+for depth in 1 16; do
+    for test in get set; do
+        : >"$out/y" && : >"$out/p"
+        for _ in 1 2 3; do
+            mix=(-p readproportion=1 -p updateproportion=0)
+            [ "$test" = set ] && mix=(-p readproportion=0 -p updateproportion=1 -p writeallfields=true -p update.semantics=upsert)
+            # 16 connections with DEPTH requests in flight on each
+            # runs: yardstick
+            "$bin" run --db "$redis_url?model=string&prefix=selfbench:&pipeline=$depth" -P workloadc -p recordcount=100000 \
+                -p fieldcount=1 -p fieldlength=1000 -p requestdistribution=uniform -p "operationcount=$peer_ops" "${mix[@]}" \
+                --threads 2 --concurrency $((8 * depth)) -q --out "$out/r.json" >/dev/null
+            yardstick_rate "$out/r.json" >>"$out/y"
+            read -r cpu wall < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw --no-auth-warning \
+                -t "$test" -r 100000 -n "$peer_ops" -d 1000 -c 16 -P "$depth" -q)
+            rate=$(grep -o '[0-9.]* requests per second' "$out/peer.txt" | tail -1 | cut -d' ' -f1)
+            python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
+        done
+        row "Redis ${test^^} 1 KB, depth $depth" "$out/y" "$out/p"
+    done
+done
+
+# pgbench's accounts: 1,000,000 rows at scale 10; yardstick's table the same size
+# runs: pgbench
+"$pg_dir/pgbench" -i -s 10 -q "$pg_url" >/dev/null 2>&1
+"$bin" load --db "$pg_url" -P workloadc -p table=selfbench -p recordcount=1000000 -p fieldcount=1 -p fieldlength=84 \
+    --batch 1000 --threads 2 --clear -q --out "$out/load.json" >/dev/null
+: >"$out/y" && : >"$out/p"
+for _ in 1 2 3; do
+    # runs: yardstick
+    "$bin" run --db "$pg_url" -P workloadc -p table=selfbench -p recordcount=1000000 -p fieldcount=1 -p fieldlength=84 \
+        -p requestdistribution=uniform -p "operationcount=$peer_ops" --threads 2 --concurrency 8 -q --out "$out/r.json" >/dev/null
+    yardstick_rate "$out/r.json" >>"$out/y"
+    # runs: pgbench
+    read -r cpu wall < <(cpu_of "$out/peer.txt" "$pg_dir/pgbench" -S -M prepared -c 16 -j 2 -t $((peer_ops / 16)) "$pg_url")
+    rate=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out/peer.txt" | tail -1)
+    python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
+done
+row "PostgreSQL point select" "$out/y" "$out/p"

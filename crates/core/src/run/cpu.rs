@@ -53,19 +53,22 @@ mod tests {
 
     #[test]
     fn cpu_time_grows_with_work() {
-        let before = process_cpu_time();
+        // spin until this thread's clock says 20 ms (a busy machine takes
+        // longer in wall time); the process's clock counts them too
+        let (before, t0) = (process_cpu_time(), thread_cpu_time());
         let mut x = 0u64;
         let start = std::time::Instant::now();
-        while start.elapsed() < Duration::from_millis(50) {
+        while thread_cpu_time() - t0 < Duration::from_millis(20)
+            && start.elapsed() < Duration::from_secs(20)
+        {
             x = x.wrapping_mul(31).wrapping_add(std::hint::black_box(7));
         }
         std::hint::black_box(x);
-        assert!(process_cpu_time() > before);
+        assert!(process_cpu_time() - before >= Duration::from_millis(20));
         let mine = thread_cpu_time();
         std::thread::sleep(Duration::from_millis(30));
         // sleeping costs (almost) no CPU
         assert!(thread_cpu_time() - mine < Duration::from_millis(10));
-        assert!(mine >= Duration::from_millis(40));
         assert!(available_cores() >= 1);
         // the peak covers at least a buffer touched now
         let buf = vec![1u8; 64 << 20];

@@ -188,6 +188,7 @@ impl WorkerState {
     /// Sends what the current interval holds, moving on to interval `next`
     /// (the last send of a worker stays in its interval: `Done` follows).
     pub(crate) fn send(&mut self, next: i64) {
+        self.rec.fold();
         let rec = (!self.rec.is_empty()).then(|| Box::new(self.rec.clone()));
         self.rec.reset();
         let _ = self.tx.send(Report::Interval {
@@ -210,16 +211,29 @@ impl WorkerState {
         end: u64,
     ) -> Instant {
         let service = self.clock.delta_as_nanos(start, end);
-        let (response, end) = match origin {
+        let end = match origin {
             Origin::Intended(t) => {
                 let now = Instant::now();
-                (now.saturating_duration_since(t).as_nanos() as u64, now)
+                let response = now.saturating_duration_since(t).as_nanos() as u64;
+                self.advance(now);
+                self.rec
+                    .record(kind, out.status, response, service, out.rows, out.bytes);
+                now
             }
-            Origin::Stamp(from) => (self.clock.delta_as_nanos(from, end), self.instant(end)),
+            Origin::Stamp(from) => {
+                let at = self.instant(end);
+                self.advance(at);
+                if from == start {
+                    self.rec
+                        .record_same(kind, out.status, service, out.rows, out.bytes);
+                } else {
+                    let response = self.clock.delta_as_nanos(from, end);
+                    self.rec
+                        .record(kind, out.status, response, service, out.rows, out.bytes);
+                }
+                at
+            }
         };
-        self.advance(end);
-        self.rec
-            .record(kind, out.status, response, service, out.rows, out.bytes);
         if let Some(d) = &out.detail {
             self.rec.record_error_message(kind, out.status, d);
         }

@@ -29,6 +29,10 @@ pub struct OpRecorder {
     pub response: Histogram<u64>,
     /// Completed operations: end - actual start.
     pub service: Histogram<u64>,
+    /// Completed operations whose response time is their service time (closed
+    /// loop, no retry): recorded once on the hot path, added to `response`
+    /// and `service` by [`Recorder::fold`] before anyone reads them.
+    same: Histogram<u64>,
     /// The others (not found, errors, ...): response time.
     pub failed: Histogram<u64>,
     /// Operations by status, indexed by `Status::index`.
@@ -46,6 +50,7 @@ impl OpRecorder {
         OpRecorder {
             response: new_histogram(),
             service: new_histogram(),
+            same: new_histogram(),
             failed: new_histogram(),
             statuses: [0; Status::ALL.len()],
             rows: 0,
@@ -83,12 +88,16 @@ impl OpRecorder {
     }
 
     pub fn add(&mut self, o: &OpRecorder) {
-        self.response
-            .add(&o.response)
-            .expect("auto-resizing histograms always add");
-        self.service
-            .add(&o.service)
-            .expect("auto-resizing histograms always add");
+        for h in [&o.response, &o.same] {
+            self.response
+                .add(h)
+                .expect("auto-resizing histograms always add");
+        }
+        for h in [&o.service, &o.same] {
+            self.service
+                .add(h)
+                .expect("auto-resizing histograms always add");
+        }
         self.failed
             .add(&o.failed)
             .expect("auto-resizing histograms always add");
@@ -105,9 +114,24 @@ impl OpRecorder {
         }
     }
 
+    /// Moves `same` into `response` and `service`.
+    fn fold(&mut self) {
+        if self.same.is_empty() {
+            return;
+        }
+        self.response
+            .add(&self.same)
+            .expect("auto-resizing histograms always add");
+        self.service
+            .add(&self.same)
+            .expect("auto-resizing histograms always add");
+        self.same.reset();
+    }
+
     fn reset(&mut self) {
         self.response.reset();
         self.service.reset();
+        self.same.reset();
         self.failed.reset();
         self.statuses = [0; Status::ALL.len()];
         self.rows = 0;
@@ -179,6 +203,38 @@ impl Recorder {
         }
     }
 
+    /// Records one finished operation whose response time is its service
+    /// time, `latency_ns`: one histogram write instead of two. The
+    /// histograms are complete once [`Self::fold`] has run.
+    #[inline]
+    pub(crate) fn record_same(
+        &mut self,
+        kind: OpKind,
+        status: Status,
+        latency_ns: u64,
+        rows: u64,
+        bytes: u64,
+    ) {
+        if !status.completes() {
+            return self.record(kind, status, latency_ns, latency_ns, rows, bytes);
+        }
+        let op = self.op(kind);
+        op.statuses[status.index()] += 1;
+        op.rows += rows;
+        op.bytes += bytes;
+        if put(&mut op.same, latency_ns.max(1)) {
+            self.clamped += 1;
+        }
+    }
+
+    /// Completes the response and service histograms of what
+    /// [`Self::record_same`] recorded; before a hand-over.
+    pub(crate) fn fold(&mut self) {
+        for op in self.ops.iter_mut().flatten() {
+            op.fold();
+        }
+    }
+
     /// Counts one retried attempt of a `kind` operation.
     #[cold]
     pub fn record_retry(&mut self, kind: OpKind) {
@@ -225,7 +281,11 @@ impl Recorder {
             if let Some(o) = o {
                 match &mut self.ops[i] {
                     Some(s) => s.add(o),
-                    None => self.ops[i] = Some(o.clone()),
+                    None => {
+                        let mut c = o.clone();
+                        c.fold();
+                        self.ops[i] = Some(c);
+                    }
                 }
             }
         }
@@ -330,6 +390,31 @@ mod tests {
         assert_eq!(a.statuses, m.statuses);
         assert_eq!(merged.total_errors(), all.total_errors());
         assert_eq!(merged.total_ops(), 30_000);
+    }
+
+    #[test]
+    fn one_write_for_equal_response_and_service_times_folds_into_both() {
+        let (mut once, mut twice) = (Recorder::new(), Recorder::new());
+        for (i, v) in [100u64, 2_000, 2_000, 70_000, 5_000_000].into_iter().enumerate() {
+            let st = if i == 3 { Status::Error } else { Status::Ok };
+            once.record_same(OpKind::Read, st, v, 1, 10);
+            twice.record(OpKind::Read, st, v, v, 1, 10);
+        }
+        // and a retried one beside them, recorded with both times
+        once.record(OpKind::Read, Status::Ok, 900, 300, 1, 10);
+        twice.record(OpKind::Read, Status::Ok, 900, 300, 1, 10);
+        // merged before the fold, the adder folds what it adds
+        let mut merged = Recorder::new();
+        merged.add(&once);
+        once.fold();
+        for r in [&once, &merged] {
+            let (a, b) = (r.ops[0].as_ref().unwrap(), twice.ops[0].as_ref().unwrap());
+            assert_eq!(Summary::of(&a.response), Summary::of(&b.response));
+            assert_eq!(Summary::of(&a.service), Summary::of(&b.service));
+            assert_eq!(Summary::of(&a.failed), Summary::of(&b.failed));
+            assert_eq!((a.statuses, a.rows, a.bytes), (b.statuses, b.rows, b.bytes));
+        }
+        assert_eq!(once.ops[0].as_ref().unwrap().response.len(), 5);
     }
 
     #[test]

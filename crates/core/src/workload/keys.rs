@@ -9,7 +9,8 @@ use crate::generator::fnvhash64;
 #[inline]
 pub(crate) fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mut Vec<u8>) {
     let n = if ordered { keynum } else { fnvhash64(keynum) };
-    // two digits per division, as integer formatters do
+    // four digits per division, as integer formatters do (half the
+    // dependent divisions of two at a time)
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
@@ -18,16 +19,24 @@ pub(crate) fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mu
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut v = n;
-    while v >= 100 {
-        let pair = (v % 100) as usize * 2;
+    while v >= 10_000 {
+        let quad = (v % 10_000) as usize;
+        v /= 10_000;
+        let (hi, lo) = (quad / 100 * 2, quad % 100 * 2);
+        i -= 4;
+        digits[i..i + 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+        digits[i + 2..i + 4].copy_from_slice(&PAIRS[lo..lo + 2]);
+    }
+    let mut v = v as usize;
+    if v >= 100 {
+        let lo = v % 100 * 2;
         v /= 100;
         i -= 2;
-        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        digits[i..i + 2].copy_from_slice(&PAIRS[lo..lo + 2]);
     }
     if v >= 10 {
-        let pair = v as usize * 2;
         i -= 2;
-        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        digits[i..i + 2].copy_from_slice(&PAIRS[v * 2..v * 2 + 2]);
     } else {
         i -= 1;
         digits[i] = b'0' + v as u8;
@@ -71,6 +80,32 @@ mod tests {
         let mut b = Vec::new();
         build_key(n, pad, ordered, &mut b);
         String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn keys_print_every_number_as_decimal_does() {
+        let mut ns = vec![0, u64::MAX, u64::MAX - 1];
+        let mut p = 1u64;
+        while let Some(q) = p.checked_mul(10) {
+            ns.extend([p - 1, p, p + 1]);
+            p = q;
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ns.extend([x, x >> 20, x >> 40]);
+        }
+        for n in ns {
+            for pad in [1, 12, 25] {
+                assert_eq!(
+                    key(n, pad, true),
+                    format!("user{n:0pad$}"),
+                    "{n} padded to {pad}"
+                );
+            }
+        }
     }
 
     #[test]
