@@ -10,6 +10,17 @@ use crate::workload::stream::instance_key;
 use crate::workload::{Phase, PlannedOp, SharedState, Stream};
 use std::time::Instant;
 
+/// `(output, start stamp, end stamp)` of awaiting `$fut`, as
+/// [`Recording::timed`] gives, but awaited in place: the call's future is
+/// not moved into a wrapper's (a copy of its whole state per operation).
+macro_rules! timed {
+    ($rec:expr, $fut:expr) => {{
+        let start = $rec.stamp();
+        let out = $fut.await;
+        (out, start, $rec.stamp())
+    }};
+}
+
 /// One batch insert of the load phase, with YCSB's insertion retries.
 pub(super) async fn execute_batch<S: Session>(
     s: &mut S,
@@ -24,7 +35,7 @@ pub(super) async fn execute_batch<S: Session>(
     let (mut out, mut start, mut end);
     let mut pending = Pending::new(&shared.ledger, &b.batch_keynums);
     loop {
-        (out, start, end) = rec.timed(s.insert_batch(&b.batch)).await;
+        (out, start, end) = timed!(rec, s.insert_batch(&b.batch));
         if out.status.is_ok()
             || out.status == Status::DuplicateKey
             || attempt >= c.insertion_retry_limit
@@ -83,7 +94,7 @@ macro_rules! with_retries {
         let mut attempt = 0u32;
         let mut first = None;
         loop {
-            let (out, start, end) = $rec.timed($call).await;
+            let (out, start, end) = timed!($rec, $call);
             let first = *first.get_or_insert(start);
             if !retryable(out.status) || attempt >= $cfg.retry_limit || $rec.stopped() {
                 break (out, first, start, end);
@@ -204,7 +215,7 @@ pub(super) async fn execute<S: Session>(
             let keynum = [op.keynum];
             let mut pending = Pending::new(&shared.ledger, &keynum);
             loop {
-                (out, start, end) = rec.timed(s.insert(&b.key, &b.values)).await;
+                (out, start, end) = timed!(rec, s.insert(&b.key, &b.values));
                 let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
                 if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
                     break;
