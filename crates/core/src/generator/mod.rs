@@ -45,9 +45,83 @@ pub(crate) fn fnvhash64(mut val: u64) -> u64 {
     (hash as i64).wrapping_abs() as u64
 }
 
+/// `a % d` for a divisor fixed in advance, by three multiplications instead
+/// of a division (Lemire, Kaser and Kurz, "Faster remainder by direct
+/// computation", 2019: exact for every 64-bit `a` with a 128-bit constant).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FastMod {
+    m: u128,
+    d: u64,
+}
+
+impl FastMod {
+    /// For divisor `d` (at least 1).
+    pub(crate) fn new(d: u64) -> Self {
+        let d = d.max(1);
+        FastMod {
+            m: (u128::MAX / d as u128).wrapping_add(1),
+            d,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn of(&self, a: u64) -> u64 {
+        if self.d == 1 {
+            return 0;
+        }
+        let low = self.m.wrapping_mul(a as u128);
+        // the top 64 bits of the 192-bit product low * d
+        let lo = ((low as u64) as u128 * self.d as u128) >> 64;
+        let hi = (low >> 64) * self.d as u128;
+        ((hi + lo) >> 64) as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_remainders_equal_the_division_remainders() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut divisors = vec![
+            1,
+            2,
+            3,
+            7,
+            10,
+            1000,
+            1_000_000,
+            999_999_937,
+            1 << 32,
+            (1 << 32) + 1,
+        ];
+        divisors.extend([u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) + 1]);
+        divisors.extend((0..200).map(|_| next() >> (next() % 64)).filter(|&d| d > 0));
+        for d in divisors {
+            let f = FastMod::new(d);
+            let mut values = vec![
+                0,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                u64::MAX,
+                u64::MAX - 1,
+                1 << 63,
+            ];
+            values.extend((0..500).map(|_| next()));
+            for a in values {
+                assert_eq!(f.of(a), a % d, "{a} % {d}");
+            }
+        }
+    }
 
     #[test]
     fn fnv_matches_ycsb_golden_values() {

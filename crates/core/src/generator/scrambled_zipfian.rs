@@ -3,7 +3,7 @@
 //! the key range, so popular keys are scattered rather than clustered at the
 //! start of the key space. With the same range, yardstick and YCSB pick the
 //! same popular keys.
-use super::{fnvhash64, zipfian};
+use super::{fnvhash64, zipfian, FastMod};
 use crate::rng::Rng;
 
 /// Number of ranks YCSB draws from before scrambling.
@@ -14,7 +14,8 @@ pub(crate) const ZETAN: f64 = 26.46902820178302;
 #[derive(Debug, Clone)]
 pub(crate) struct ScrambledZipfian {
     min: u64,
-    itemcount: u64,
+    /// `% itemcount` without a division per draw.
+    modulo: FastMod,
     gen: zipfian::Zipfian,
 }
 
@@ -28,7 +29,7 @@ impl ScrambledZipfian {
         };
         ScrambledZipfian {
             min,
-            itemcount: max - min + 1,
+            modulo: FastMod::new(max - min + 1),
             gen,
         }
     }
@@ -36,7 +37,7 @@ impl ScrambledZipfian {
     /// The key that popularity rank `rank` maps to.
     #[inline]
     pub(crate) fn key_of_rank(&self, rank: u64) -> u64 {
-        self.min + fnvhash64(rank) % self.itemcount
+        self.min + self.modulo.of(fnvhash64(rank))
     }
 
     #[inline]

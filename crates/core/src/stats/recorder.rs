@@ -395,7 +395,10 @@ mod tests {
     #[test]
     fn one_write_for_equal_response_and_service_times_folds_into_both() {
         let (mut once, mut twice) = (Recorder::new(), Recorder::new());
-        for (i, v) in [100u64, 2_000, 2_000, 70_000, 5_000_000].into_iter().enumerate() {
+        for (i, v) in [100u64, 2_000, 2_000, 70_000, 5_000_000]
+            .into_iter()
+            .enumerate()
+        {
             let st = if i == 3 { Status::Error } else { Status::Ok };
             once.record_same(OpKind::Read, st, v, 1, 10);
             twice.record(OpKind::Read, st, v, v, 1, 10);
