@@ -417,7 +417,7 @@ fn until_ends_a_suites_repetitions_once_they_converged() {
             })
             .collect()
     };
-    let (r, index) = suite("ci<10%", "wide");
+    let (r, index) = suite("ci<25%", "wide");
     assert_matches_schema(&index, "suite-index.schema.json");
     assert!(
         r.stderr.contains("converged after 3 repetitions"),

@@ -386,6 +386,10 @@ pub(crate) fn is_root() -> bool {
 pub(crate) fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)> {
     let data = dir.join("db");
     std::fs::create_dir(&data).unwrap();
+    // a tmpdir of its own: a MariaDB server starting deletes every #sql file
+    // in its tmpdir, another test's server installing included
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     if is_root() {
         Command::new("chown")
             .args(["-R", "mysql:mysql"])
@@ -396,7 +400,8 @@ pub(crate) fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)
     let mut install = Command::new("mariadb-install-db");
     install
         .arg("--no-defaults")
-        .arg(format!("--datadir={}", data.display()));
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--tmpdir={}", tmp.display()));
     if is_root() {
         install.arg("--user=mysql");
     }
@@ -413,6 +418,7 @@ pub(crate) fn private_mariadb(dir: &Path, extra: &[&str]) -> Option<(Child, u16)
         "--bind-address=127.0.0.1",
     ]);
     args.push(format!("--datadir={}", data.display()));
+    args.push(format!("--tmpdir={}", tmp.display()));
     args.push(format!("--socket={}/s.sock", dir.display()));
     args.push(format!("--port={port}"));
     args.push(format!("--pid-file={}/p.pid", dir.display()));
