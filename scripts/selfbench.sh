@@ -98,7 +98,7 @@ redis_url="redis://:benchpw@127.0.0.1:$redis_port"
 # yardstick's keys for GET, 1 KB each, as redis-benchmark -d 1000 writes
 # runs: yardstick
 "$bin" load --db "$redis_url?model=string&prefix=selfbench:" -P workloadc -p recordcount=100000 -p fieldcount=1 -p fieldlength=1000 --batch 1000 -q --out "$out/load.json" >/dev/null
-redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw --no-auth-warning -t set -r 100000 -n 200000 -d 1000 -q >/dev/null
+redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw -t set -r 100000 -n 200000 -d 1000 -q >/dev/null
 for depth in 1 16; do
     for test in get set; do
         : >"$out/y" && : >"$out/p"
@@ -111,7 +111,7 @@ for depth in 1 16; do
                 -p fieldcount=1 -p fieldlength=1000 -p requestdistribution=uniform -p "operationcount=$peer_ops" "${mix[@]}" \
                 --threads 2 --concurrency $((8 * depth)) -q --out "$out/r.json" >/dev/null
             yardstick_rate "$out/r.json" >>"$out/y"
-            read -r cpu wall < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw --no-auth-warning \
+            read -r cpu wall < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw \
                 -t "$test" -r 100000 -n "$peer_ops" -d 1000 -c 16 -P "$depth" -q)
             rate=$(grep -o '[0-9.]* requests per second' "$out/peer.txt" | tail -1 | cut -d' ' -f1)
             python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
