@@ -222,7 +222,11 @@ impl Recorder {
         op.statuses[status.index()] += 1;
         op.rows += rows;
         op.bytes += bytes;
-        if put(&mut op.same, latency_ns.max(1)) {
+        let mut clamped = put(&mut op.same, latency_ns.max(1));
+        if let Some(h) = &mut op.scan_rows {
+            clamped |= put(h, rows);
+        }
+        if clamped {
             self.clamped += 1;
         }
     }
@@ -406,6 +410,11 @@ mod tests {
         // and a retried one beside them, recorded with both times
         once.record(OpKind::Read, Status::Ok, 900, 300, 1, 10);
         twice.record(OpKind::Read, Status::Ok, 900, 300, 1, 10);
+        // a scan's rows are kept either way
+        for rows in [0, 7, 100] {
+            once.record_same(OpKind::Scan, Status::Ok, 5_000, rows, 10);
+            twice.record(OpKind::Scan, Status::Ok, 5_000, 5_000, rows, 10);
+        }
         // merged before the fold, the adder folds what it adds
         let mut merged = Recorder::new();
         merged.add(&once);
@@ -416,6 +425,15 @@ mod tests {
             assert_eq!(Summary::of(&a.service), Summary::of(&b.service));
             assert_eq!(Summary::of(&a.failed), Summary::of(&b.failed));
             assert_eq!((a.statuses, a.rows, a.bytes), (b.statuses, b.rows, b.bytes));
+            let scan = OpKind::Scan.index();
+            let (a, b) = (
+                r.ops[scan].as_ref().unwrap(),
+                twice.ops[scan].as_ref().unwrap(),
+            );
+            assert_eq!(Summary::of(&a.response), Summary::of(&b.response));
+            let rows = |o: &OpRecorder| Summary::of(o.scan_rows.as_ref().unwrap());
+            assert_eq!(rows(a), rows(b));
+            assert_eq!(rows(a).count, 3);
         }
         assert_eq!(once.ops[0].as_ref().unwrap().response.len(), 5);
     }
