@@ -110,15 +110,14 @@ impl MongoSession {
         let db = self.coll.client().database(&self.inner.database);
         match db.run_command(cmd).await {
             Ok(reply) => {
-                let failures = reply.get_array("writeErrors").map_or(0, |w| w.len() as u64);
+                let errors = reply.get_array("writeErrors").map_or(&[][..], |w| w.as_slice());
+                let failures = errors.len() as u64;
                 let written = batch.len() as u64 - failures;
                 if failures == 0 {
                     return Outcome::ok(written, batch.bytes());
                 }
-                let first = reply
-                    .get_array("writeErrors")
-                    .ok()
-                    .and_then(|w| w.first())
+                let first = errors
+                    .first()
                     .and_then(Bson::as_document)
                     .and_then(|d| d.get_str("errmsg").ok())
                     .unwrap_or("no message");

@@ -66,9 +66,7 @@ impl FastMod {
 
     #[inline]
     pub(crate) fn of(&self, a: u64) -> u64 {
-        if self.d == 1 {
-            return 0;
-        }
+        // d = 1 needs no case of its own: m wraps to 0, and so does the result
         let low = self.m.wrapping_mul(a as u128);
         // the top 64 bits of the 192-bit product low * d
         let lo = ((low as u64) as u128 * self.d as u128) >> 64;
