@@ -12,6 +12,17 @@ die() {
     exit 2
 }
 
+free_port() { # free_port FROM: the first loopback port from FROM up that nothing listens on
+    # Below 32768 the kernel never hands a port to an outgoing connection, so
+    # one found free stays free for the server about to bind it.
+    local p=$1
+    while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do
+        p=$((p + 1))
+        [ "$p" -lt $(($1 + 200)) ] || die "no free loopback port in $1-$p: stop what listens there"
+    done
+    echo "$p"
+}
+
 log_tail() { # log_tail FILE...: the last lines of each file, for an error message
     local f
     for f in "$@"; do
