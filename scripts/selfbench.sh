@@ -9,8 +9,14 @@
 # PostgreSQL point selects against pgbench -S -M prepared (16 connections),
 # each with its client CPU per operation (the peer's from getrusage of its
 # process) and the ratios yardstick / peer.
+# Last, Cassandra inserts against latte (built here with cargo install, into
+# $SELFBENCH_TOOLS), same row shape and concurrency: each tool's own
+# throughput; client CPU per insert and peak memory of the whole process
+# (start-up included), both read from outside by getrusage.
 # Usage: scripts/selfbench.sh [operationcount]   (default 20000000)
 #        SELFBENCH_PEER_OPS=N (default 400000 per peer run), SELFBENCH_PEERS=0 skips them
+#        SELFBENCH_CQL_OPS=N (default 200000 inserts per run), SELFBENCH_CQL=0 skips Cassandra
+#        SELFBENCH_TOOLS=DIR (default /var/tmp/yardstick-selfbench): where latte is built
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -64,14 +70,24 @@ redis_port=$(scripts/services url redis | sed 's/.*://')
 pg_url=$(scripts/services url postgres)
 
 # cpu_of OUT CMD...: runs CMD, its output to OUT; prints its CPU seconds
-# (user + system, children included) and wall seconds
+# (user + system), wall seconds and peak RSS in MiB. The peak is the
+# process's own VmHWM, read while it runs: getrusage's maxrss would count
+# the forking Python's pages (13 MiB) for the child.
 cpu_of() {
     local out=$1
     shift
-    python3 -c 'import resource,subprocess,sys,time
-t=time.time(); rc=subprocess.run(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.STDOUT).returncode
-r=resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.3f %.3f" % (r.ru_utime + r.ru_stime, time.time() - t)); sys.exit(rc)' "$out" "$@"
+    python3 -c 'import os,subprocess,sys,time
+t=time.time(); p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.STDOUT)
+hwm=0
+while True:
+    try:
+        for l in open("/proc/%d/status" % p.pid):
+            if l.startswith("VmHWM:"): hwm=max(hwm, int(l.split()[1]))
+    except OSError: pass
+    pid, status, r = os.wait4(p.pid, os.WNOHANG)
+    if pid: break
+    time.sleep(0.005)
+print("%.3f %.3f %.1f" % (r.ru_utime + r.ru_stime, time.time() - t, hwm / 1024)); sys.exit(os.waitstatus_to_exitcode(status))' "$out" "$@"
 }
 
 # yardstick_rate JSON: "ops/s CPU-ns/op" of a result
@@ -111,7 +127,7 @@ for depth in 1 16; do
                 -p fieldcount=1 -p fieldlength=1000 -p requestdistribution=uniform -p "operationcount=$peer_ops" "${mix[@]}" \
                 --threads 2 --concurrency $((8 * depth)) -q --out "$out/r.json" >/dev/null
             yardstick_rate "$out/r.json" >>"$out/y"
-            read -r cpu wall < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw \
+            read -r cpu wall _ < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw \
                 -t "$test" -r 100000 -n "$peer_ops" -d 1000 -c 16 -P "$depth" -q)
             rate=$(grep -o '[0-9.]* requests per second' "$out/peer.txt" | tail -1 | cut -d' ' -f1)
             python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
@@ -132,8 +148,68 @@ for _ in 1 2 3; do
         -p requestdistribution=uniform -p "operationcount=$peer_ops" --threads 2 --concurrency 8 -q --out "$out/r.json" >/dev/null
     yardstick_rate "$out/r.json" >>"$out/y"
     # runs: pgbench
-    read -r cpu wall < <(cpu_of "$out/peer.txt" "$pg_dir/pgbench" -S -M prepared -c 16 -j 2 -t $((peer_ops / 16)) "$pg_url")
+    read -r cpu wall _ < <(cpu_of "$out/peer.txt" "$pg_dir/pgbench" -S -M prepared -c 16 -j 2 -t $((peer_ops / 16)) "$pg_url")
     rate=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out/peer.txt" | tail -1)
     python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
 done
 row "PostgreSQL point select" "$out/y" "$out/p"
+
+# --- Cassandra inserts against latte ------------------------------------------
+[ "${SELFBENCH_CQL:-1}" = 0 ] && exit 0
+cql_ops=${SELFBENCH_CQL_OPS:-200000}
+tools=${SELFBENCH_TOOLS:-/var/tmp/yardstick-selfbench}
+latte=$tools/bin/latte
+if [ ! -x "$latte" ]; then
+    say "building latte 0.29.0 with cargo install (once, into $tools)"
+    # runs: cargo
+    cargo install latte-cli --version 0.29.0 --locked --quiet --root "$tools"
+fi
+scripts/services start cassandra >/dev/null
+cql_node=$(scripts/services url cassandra | sed 's#cql://##; s#/.*##')
+# YCSB's row with one 100-byte field, as yardstick loads it: latte inserts
+# the same shape (a text key "user" + a 64-bit hash, a 100-byte blob), with
+# plain INSERTs as yardstick's upsert semantics send them.
+cat >"$out/latte.rn" <<'RN'
+const INSERT = "insert";
+
+pub async fn schema(db) {
+    db.execute("CREATE KEYSPACE IF NOT EXISTS selfbench_latte WITH REPLICATION = { 'class' : 'SimpleStrategy', 'replication_factor' : 1 }").await?;
+    db.execute("DROP TABLE IF EXISTS selfbench_latte.usertable").await?;
+    db.execute("CREATE TABLE selfbench_latte.usertable (y_id text PRIMARY KEY, field0 blob)").await?;
+}
+
+pub async fn prepare(db) {
+    db.prepare(INSERT, "INSERT INTO selfbench_latte.usertable (y_id, field0) VALUES (:y_id, :field0)").await?;
+}
+
+pub async fn run(db, i) {
+    db.execute_prepared(INSERT, [`user${latte::hash(i)}`, latte::blob(i, 100)]).await?
+}
+RN
+echo
+printf '%-34s %10s %10s %9s %8s %8s %9s %8s %8s\n' "Cassandra inserts (256 in flight)" "ops/s" "latte" "ratio" "CPU ns" "latte" "ratio" "MiB" "latte"
+: >"$out/y" && : >"$out/p"
+for _ in 1 2 3; do
+    # runs: latte
+    "$latte" schema "$out/latte.rn" "$cql_node" >/dev/null 2>&1
+    read -r cpu wall rss < <(cpu_of "$out/peer.txt" "$latte" run "$out/latte.rn" -d "$cql_ops" -w 0 -t 1 -p 256 -q \
+        -o "$out/latte.json" "$cql_node")
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]
+print("%.0f %.0f %s" % (r["cycle_throughput"]["value"], float(sys.argv[2]) * 1e9 / r["cycle_count"], sys.argv[3]))' \
+        "$out/latte.json" "$cpu" "$rss" >>"$out/p"
+    # runs: yardstick
+    read -r cpu wall rss < <(cpu_of "$out/ys.txt" "$bin" load --db "cql://$cql_node/selfbench_ys" -P workloadc \
+        -p recordcount="$cql_ops" -p fieldcount=1 -p fieldlength=100 -p insert.semantics=upsert \
+        --threads 1 --concurrency 256 --clear -q --out "$out/r.json")
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["totals"]
+print("%.0f %.0f %s" % (r["ops_per_sec"], float(sys.argv[2]) * 1e9 / r["operations"], sys.argv[3]))' \
+        "$out/r.json" "$cpu" "$rss" >>"$out/y"
+done
+python3 - "$out/y" "$out/p" <<'PY'
+import statistics as st, sys
+def med(f):
+    rows = [tuple(map(float, l.split())) for l in open(f) if l.strip()]
+    return [st.median(r[i] for r in rows) for i in range(3)]
+(yr, yc, ym), (pr, pc, pm) = med(sys.argv[1]), med(sys.argv[2])
+print("%-34s %10.0f %10.0f %8.2fx %8.0f %8.0f %8.2fx %8.1f %8.1f" % ("insert, 1 field of 100 B", yr, pr, yr / pr, yc, pc, yc / pc, ym, pm))
+PY

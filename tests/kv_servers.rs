@@ -85,33 +85,38 @@ mod redis {
         );
     }
 
+    /// The hash model on the driver, the string model on yardstick's own connection.
+    const MODELS: [&str; 2] = ["", "?model=string"];
+
     #[test]
     fn a_server_killed_mid_run_gives_counted_errors_and_a_partial_result() {
-        let port = free_port();
-        let server_args = redis_unpersisted(port);
-        let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
-            return;
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let u = format!("redis://127.0.0.1:{port}");
-        // continue (the default): the run goes on to its end, errors counted by status
-        let (r, v) = run_through_a_kill(dir.path(), &u, &mut || stop(&mut server), &[]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_errors_counted(&v);
-        assert!(v["elapsed_s"].as_f64().unwrap() >= 3.5, "ran to its end");
-        // --on-error stop: the first error ends the run, partial result, exit code 1
-        let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
-            return;
-        };
-        let (r, v) = run_through_a_kill(
-            dir.path(),
-            &u,
-            &mut || stop(&mut server),
-            &["--on-error", "stop"],
-        );
-        assert_eq!(r.code, 1, "{}", r.stderr);
-        assert_eq!(v["complete"], false);
-        assert!(v["elapsed_s"].as_f64().unwrap() < 3.5, "stopped early");
+        for model in MODELS {
+            let port = free_port();
+            let server_args = redis_unpersisted(port);
+            let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
+                return;
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let u = format!("redis://127.0.0.1:{port}{model}");
+            // continue (the default): the run goes on to its end, errors counted by status
+            let (r, v) = run_through_a_kill(dir.path(), &u, &mut || stop(&mut server), &[]);
+            assert_eq!(r.code, 0, "{u}: {}", r.stderr);
+            assert_errors_counted(&v);
+            assert!(v["elapsed_s"].as_f64().unwrap() >= 3.5, "ran to its end");
+            // --on-error stop: the first error ends the run, partial result, exit code 1
+            let Some(mut server) = spawn_server("redis-server", &server_args, port) else {
+                return;
+            };
+            let (r, v) = run_through_a_kill(
+                dir.path(),
+                &u,
+                &mut || stop(&mut server),
+                &["--on-error", "stop"],
+            );
+            assert_eq!(r.code, 1, "{u}: {}", r.stderr);
+            assert_eq!(v["complete"], false);
+            assert!(v["elapsed_s"].as_f64().unwrap() < 3.5, "stopped early");
+        }
     }
 
     #[test]
@@ -129,8 +134,11 @@ mod redis {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
-        let u = format!("redis://127.0.0.1:{port}?timeout=2s");
-        run_through_a_sigstop(dir.path(), &u, server.id());
+        // the second run has its own keys: the first left hashes under the same names
+        for model in ["", "&model=string&prefix=s:"] {
+            let u = format!("redis://127.0.0.1:{port}?timeout=2s{model}");
+            run_through_a_sigstop(dir.path(), &u, server.id());
+        }
         stop(&mut server);
     }
 

@@ -12,6 +12,9 @@
 //!
 //! Connections are multiplexed: `pipeline=N` lets up to N sessions of one
 //! worker thread share a connection, so N requests are in flight on it.
+//! `client=resp` (the default for `model=string` on one node without TLS)
+//! sends the string model's GET, SET and DEL over yardstick's own RESP
+//! connection ([`pipe`]); `client=redis-rs` keeps them on the driver.
 //!
 //! Several nodes in the URL (`redis://:pw@h1:7000,h2:7001,h3:7002`) mean a
 //! Redis Cluster: requests are routed by slot. A cluster has no global key
@@ -26,6 +29,8 @@ use redis::{AsyncConnectionConfig, Client, RedisError, Script, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
+mod pipe;
+mod pipe_session;
 mod session;
 
 pub use session::RedisSession;
@@ -34,6 +39,7 @@ use yardstick_core::binding::*;
 
 /// yardstick's own URL options.
 pub(crate) const OPTIONS: &[&str] = &[
+    "client",
     "model",
     "pipeline",
     "prefix",
@@ -138,6 +144,10 @@ enum Server {
 struct Inner {
     server_client: Server,
     conn_config: AsyncConnectionConfig,
+    /// Sessions' connections: no response timer of the driver's, since
+    /// [`Bounded`](yardstick_core::bounded::Bounded) already bounds every
+    /// call (two timers per request were 5% of the client's CPU).
+    session_config: AsyncConnectionConfig,
     server: String,
     model: Model,
     prefix: Vec<u8>,
@@ -148,6 +158,8 @@ struct Inner {
     pipeline: usize,
     /// Connections shared by the sessions of one worker thread (`pipeline` > 1).
     shared: Mutex<Vec<(ThreadId, Con, usize)>>,
+    /// `client=resp`: where the string model's own connections go.
+    resp: Option<pipe_session::RespTarget>,
     scripts: Scripts,
 }
 
@@ -258,8 +270,11 @@ impl Registered for RedisBinding {
                 BindingError::Config(format!("pipeline={v} is not a whole number from 1 to 1024; it is how many sessions share one connection"))
             })?,
         };
-        let conn_config = AsyncConnectionConfig::new()
+        let session_config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(target.connect_timeout()?))
+            .set_response_timeout(None);
+        let conn_config = session_config
+            .clone()
             .set_response_timeout(Some(target.op_timeout()?));
         let tls = base.starts_with("rediss://");
         if !tls && (target.param("tls_ca").is_some() || target.param("tls_insecure").is_some()) {
@@ -303,12 +318,19 @@ impl Registered for RedisBinding {
                 e
             ))
         })?;
+        let resp = pipe_session::RespTarget::choose(
+            target.param("client"),
+            model == Model::String,
+            &server_client,
+            target.connect_timeout()?,
+        )?;
         let prefix = target.param("prefix").unwrap_or("").as_bytes().to_vec();
         let mut index = prefix.clone();
         index.extend_from_slice(format!("yardstick:index:{}", opts.schema.table).as_bytes());
         let inner = Inner {
             server_client,
             conn_config,
+            session_config,
             server: server.clone(),
             model,
             prefix,
@@ -323,6 +345,7 @@ impl Registered for RedisBinding {
             update_mode: opts.update_mode,
             pipeline,
             shared: Mutex::new(Vec::new()),
+            resp,
             scripts: Scripts {
                 insert_nx: Script::new(INSERT_NX),
                 upsert: Script::new(UPSERT),
@@ -385,6 +408,15 @@ impl Registered for RedisBinding {
             .into(),
         );
         settings.insert("pipeline".into(), pipeline.to_string());
+        settings.insert(
+            "client".into(),
+            if inner.resp.is_some() {
+                "resp (yardstick's own connection for GET, SET and DEL)"
+            } else {
+                "redis-rs (multiplexed)"
+            }
+            .into(),
+        );
         if let Some(nodes) = &cluster_nodes {
             settings.insert("cluster_seed_nodes".into(), nodes.len().to_string());
         }
@@ -406,10 +438,20 @@ impl Registered for RedisBinding {
 }
 
 impl Inner {
+    /// A connection for the binding's own calls, each bounded by the URL's timeout.
     async fn connect(&self) -> Result<Con, RedisError> {
+        self.connect_with(&self.conn_config).await
+    }
+
+    /// A connection for sessions, whose calls [`Bounded`](yardstick_core::bounded::Bounded) bounds.
+    async fn connect_session(&self) -> Result<Con, RedisError> {
+        self.connect_with(&self.session_config).await
+    }
+
+    async fn connect_with(&self, config: &AsyncConnectionConfig) -> Result<Con, RedisError> {
         match &self.server_client {
             Server::Single(c) => c
-                .get_multiplexed_async_connection_with_config(&self.conn_config)
+                .get_multiplexed_async_connection_with_config(config)
                 .await
                 .map(Con::Single),
             Server::Cluster(c) => c.get_async_connection().await.map(Con::Cluster),
@@ -424,7 +466,7 @@ impl Inner {
     /// or a new one.
     async fn session_connection(&self) -> Result<Con, RedisError> {
         if self.pipeline == 1 {
-            return self.connect().await;
+            return self.connect_session().await;
         }
         let me = std::thread::current().id();
         {
@@ -437,7 +479,7 @@ impl Inner {
                 return Ok(slot.1.clone());
             }
         }
-        let con = self.connect().await?;
+        let con = self.connect_session().await?;
         self.shared
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -8,18 +8,25 @@ impl Binding for RedisBinding {
     type Session = Bounded<RedisSession>;
 
     async fn session(&self) -> Result<Self::Session, BindingError> {
-        let con = self
-            .inner
-            .session_connection()
-            .await
-            .map_err(|e| open_error(&self.inner.server, &e))?;
-        let session = RedisSession {
+        let mut session = RedisSession {
             inner: self.inner.clone(),
-            con: Some(con),
+            con: None,
+            pipe: None,
             key: Vec::new(),
             value: Vec::new(),
             batch_script_loaded: false,
         };
+        if session.resp() {
+            // the driver's connection only when a call needs it (a batch, a CAS)
+            session.open_pipe().await?;
+        } else {
+            let con = self
+                .inner
+                .session_connection()
+                .await
+                .map_err(|e| open_error(&self.inner.server, &e))?;
+            session.con = Some(con);
+        }
         Ok(Bounded::new(session, self.timeout))
     }
 
@@ -33,11 +40,13 @@ impl Binding for RedisBinding {
 }
 
 pub struct RedisSession {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
     /// `None` after the connection broke; the next operation reconnects.
     con: Option<Con>,
-    key: Vec<u8>,
-    value: Vec<u8>,
+    /// `client=resp`: the connection GET, SET and DEL go over.
+    pub(super) pipe: Option<std::rc::Rc<super::pipe::Pipe>>,
+    pub(super) key: Vec<u8>,
+    pub(super) value: Vec<u8>,
     /// The batch script is in the server's script cache (EVALSHA works).
     batch_script_loaded: bool,
 }
@@ -73,7 +82,7 @@ impl RedisSession {
     /// last one broke.
     async fn connected(&mut self) -> Result<(), Outcome> {
         if self.con.is_none() {
-            match self.inner.connect().await {
+            match self.inner.connect_session().await {
                 Ok(c) => self.con = Some(c),
                 Err(e) => return Err(Outcome::failed(status_of(&e), error_text(&e))),
             }
@@ -156,6 +165,9 @@ impl RedisSession {
     }
 
     async fn get(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
+        if self.resp() {
+            return self.resp_get().await;
+        }
         self.connected().await?;
         let con = self.con.as_mut().expect("connected above");
         match redis::cmd("GET").arg(&self.key[..]).query_async(con).await {
@@ -166,7 +178,11 @@ impl RedisSession {
 
     /// `SET key value [NX|XX]`: whether the server stored it.
     async fn set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
-        let con = self.con.as_mut().expect("connected by the caller");
+        if self.resp() {
+            return self.resp_set(cond).await;
+        }
+        self.connected().await?;
+        let con = self.con.as_mut().expect("connected above");
         let mut cmd = redis::cmd("SET");
         cmd.arg(&self.key[..]).arg(&self.value[..]);
         if let Some(c) = cond {
@@ -188,9 +204,6 @@ impl RedisSession {
         } else {
             self.inner.update_mode == UpdateMode::Upsert
         };
-        if let Err(o) = self.connected().await {
-            return o;
-        }
         if insert || kv::is_whole(n, values) {
             kv::encode(n, values, &mut self.value);
             let cond = match (insert, upsert) {
@@ -228,6 +241,9 @@ impl RedisSession {
             let inner = self.inner.clone();
             let mut inv = inner.scripts.cas.key(&self.key[..]);
             inv.arg(&old[..]).arg(&self.value[..]);
+            if let Err(o) = self.connected().await {
+                return o;
+            }
             let con = self.con.as_mut().expect("connected above");
             match inv.invoke_async::<i64>(con).await {
                 Ok(1) => return Outcome::ok(0, values.bytes()),
@@ -282,15 +298,18 @@ fn copy_fields<'a>(
 
 impl Session for RedisSession {
     /// A call abandoned at its timeout may leave a reply on the way: the
-    /// next call connects anew.
+    /// next call connects anew (a pipe keeps the abandoned call's place, so
+    /// the replies after it still reach their callers).
     fn abandoned(&mut self) {
         self.con = None;
     }
 
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         self.full_key(key);
-        if let Err(o) = self.connected().await {
-            return o;
+        if self.inner.model == Model::Hash {
+            if let Err(o) = self.connected().await {
+                return o;
+            }
         }
         match self.inner.model {
             Model::Hash => match self.read_hash(fields, out).await {
@@ -504,6 +523,10 @@ impl Session for RedisSession {
     async fn delete(&mut self, key: &[u8]) -> Outcome {
         let n = match self.inner.model {
             Model::Hash => self.hash_script(|s| &s.delete, key, None).await,
+            Model::String if self.resp() => {
+                self.full_key(key);
+                self.resp_del().await
+            }
             Model::String => {
                 self.full_key(key);
                 if let Err(o) = self.connected().await {

@@ -190,32 +190,73 @@ fn pipelined_sessions_share_a_connection_per_thread() {
     if !available() {
         return;
     }
-    let url = format!(
-        "{}?model=string&pipeline=3&prefix={}:",
-        server_url(),
-        crate::testing::unique_name("pipe")
-    );
-    let b = open_url(&url, &opts()).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut sessions = Vec::new();
-        for _ in 0..7 {
-            sessions.push(b.session().await.unwrap());
-        }
-        let users: Vec<usize> = b.inner.shared.lock().unwrap().iter().map(|s| s.2).collect();
-        assert_eq!(users, vec![3, 3, 1]);
-        let mut ws = WriteSet::default();
-        ws.push(0).extend_from_slice(b"v");
-        let futs = sessions.iter_mut().enumerate().map(|(i, s)| {
-            let ws = ws.clone();
-            async move { s.insert(format!("k{i}").as_bytes(), &ws).await.status }
+    // the driver's multiplexed connections, and yardstick's own (the default)
+    for client in ["&client=redis-rs", ""] {
+        let url = format!(
+            "{}?model=string&pipeline=3&prefix={}:{client}",
+            server_url(),
+            crate::testing::unique_name("pipe")
+        );
+        let b = open_url(&url, &opts()).unwrap();
+        assert_eq!(b.inner.resp.is_some(), client.is_empty(), "{url}");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut sessions = Vec::new();
+            for _ in 0..7 {
+                sessions.push(b.session().await.unwrap());
+            }
+            let users: Vec<usize> = if client.is_empty() {
+                let mut pipes: Vec<std::rc::Rc<super::pipe::Pipe>> = Vec::new();
+                let mut users = Vec::new();
+                for s in &mut sessions {
+                    let p = s.get_mut().pipe.clone().expect("a pipe per session");
+                    match pipes.iter().position(|q| std::rc::Rc::ptr_eq(q, &p)) {
+                        Some(i) => users[i] += 1,
+                        None => {
+                            pipes.push(p);
+                            users.push(1);
+                        }
+                    }
+                }
+                users
+            } else {
+                b.inner.shared.lock().unwrap().iter().map(|s| s.2).collect()
+            };
+            assert_eq!(users, vec![3, 3, 1], "{url}");
+            let mut ws = WriteSet::default();
+            ws.push(0).extend_from_slice(b"v");
+            let futs = sessions.iter_mut().enumerate().map(|(i, s)| {
+                let ws = ws.clone();
+                async move { s.insert(format!("k{i}").as_bytes(), &ws).await.status }
+            });
+            let statuses = futures_util::future::join_all(futs).await;
+            assert!(statuses.iter().all(|s| *s == Status::Ok), "{statuses:?}");
+            let mut rec = Record::default();
+            for (i, s) in sessions.iter_mut().enumerate().rev() {
+                let o = s.read(format!("k{i}").as_bytes(), Fields::All, &mut rec).await;
+                assert_eq!(o.status, Status::Ok, "{o:?}");
+                assert_eq!(rec.get(0), Some(&b"v"[..]));
+            }
         });
-        let statuses = futures_util::future::join_all(futs).await;
-        assert!(statuses.iter().all(|s| *s == Status::Ok), "{statuses:?}");
-    });
+    }
+}
+
+#[test]
+fn a_client_that_cannot_serve_the_url_is_refused_in_one_line() {
+    for (url, want) in [
+        (format!("{}?model=hash&client=resp", server_url()), "use it with model=string"),
+        (format!("{}?model=string&client=tcp", server_url()), "unknown Redis client 'tcp'"),
+        (
+            "redis://127.0.0.1:46391,127.0.0.1:46392?model=string&client=resp".into(),
+            "one node over plain TCP",
+        ),
+    ] {
+        let e = open_url(&url, &opts()).err().expect(&url).to_string();
+        assert!(e.contains(want) && !e.contains('\n'), "{url}: {e}");
+    }
 }
 
 /// The server's error prefix and message reach the outcome.

@@ -1,0 +1,436 @@
+//! The string model's GET and SET over a RESP connection of yardstick's own
+//! (`client=resp`, the default for `model=string` on one node without TLS).
+//!
+//! Why: redis-rs's multiplexed connection sends each request through a
+//! channel to a driver task and each reply back through a one-shot channel,
+//! with an allocation for the command and a timer per request; at 16
+//! requests in flight per connection that cost twice redis-benchmark's CPU
+//! per request. Here the sessions of one worker thread that share a
+//! connection append their commands to one buffer, which the first of them
+//! to run again writes in one system call; whichever of them runs reads,
+//! parses the replies in order and wakes their owners. No task, no channel,
+//! no timer: [`Bounded`](yardstick_core::bounded::Bounded) bounds each call.
+//!
+//! A call abandoned at its timeout keeps its place in the queue, so the
+//! replies after it still reach their owners; its own reply is dropped.
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+use std::task::{Context, Poll, Waker};
+use tokio::net::TcpStream;
+
+/// A RESP2 reply to GET or SET.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Reply {
+    /// `+OK` or another status.
+    Status,
+    /// `$-1` (GET of a missing key, SET NX/XX refused).
+    Nil,
+    Bulk(Vec<u8>),
+    Int(i64),
+    /// `-ERR ...`: the server's error line.
+    Error(String),
+}
+
+/// The connection broke (or could not be made): every call on it fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Broken(pub String);
+
+enum Slot {
+    /// No reply yet; the owner's waker once it waited.
+    Waiting(Option<Waker>),
+    Answered(Reply),
+    /// The owner gave up before its reply came; the reply is dropped.
+    Abandoned,
+    /// Taken by its owner, or answered after it was abandoned.
+    Done,
+}
+
+struct State {
+    out: Vec<u8>,
+    written: usize,
+    inbuf: Vec<u8>,
+    /// Ticket of `slots[0]`.
+    head: u64,
+    slots: VecDeque<Slot>,
+    /// Slots at the front that have had their reply.
+    answered: usize,
+    /// The call whose waker the socket holds for readability (the latest to
+    /// find nothing to read): when it leaves, another waiting call takes over.
+    reader: Option<u64>,
+    broken: Option<Broken>,
+}
+
+pub(super) struct Pipe {
+    io: TcpStream,
+    st: RefCell<State>,
+}
+
+impl Pipe {
+    /// Connects, logs in and selects `db` (each checked before the pipe is used).
+    pub(super) async fn connect(
+        addr: (&str, u16),
+        user: Option<&str>,
+        password: Option<&str>,
+        db: i64,
+        timeout: std::time::Duration,
+    ) -> Result<Rc<Pipe>, Broken> {
+        let io = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(io)) => io,
+            Ok(Err(e)) => return Err(Broken(e.to_string())),
+            Err(_) => return Err(Broken(format!("no connection within {timeout:?}"))),
+        };
+        let _ = io.set_nodelay(true);
+        let pipe = Rc::new(Pipe {
+            io,
+            st: RefCell::new(State {
+                out: Vec::with_capacity(16 * 1024),
+                written: 0,
+                inbuf: Vec::with_capacity(64 * 1024),
+                head: 0,
+                slots: VecDeque::new(),
+                answered: 0,
+                reader: None,
+                broken: None,
+            }),
+        });
+        let mut hello: Vec<&[u8]> = Vec::new();
+        if let Some(pw) = password {
+            hello.push(b"AUTH");
+            if let Some(u) = user {
+                hello.push(u.as_bytes());
+            }
+            hello.push(pw.as_bytes());
+        }
+        let setup = async {
+            if !hello.is_empty() {
+                check(pipe.call(&hello).await?)?;
+            }
+            if db != 0 {
+                check(pipe.call(&[b"SELECT", db.to_string().as_bytes()]).await?)?;
+            }
+            Ok(())
+        };
+        match tokio::time::timeout(timeout, setup).await {
+            Ok(r) => r.map(|()| pipe),
+            Err(_) => Err(Broken(format!("no answer to the login within {timeout:?}"))),
+        }
+    }
+
+    /// Sends one command (its arguments) and waits for its reply.
+    pub(super) async fn call(&self, args: &[&[u8]]) -> Result<Reply, Broken> {
+        let ticket = {
+            let mut st = self.st.borrow_mut();
+            if let Some(b) = &st.broken {
+                return Err(b.clone());
+            }
+            encode(&mut st.out, args);
+            st.slots.push_back(Slot::Waiting(None));
+            st.head + st.slots.len() as u64 - 1
+        };
+        let mut guard = Pending {
+            pipe: self,
+            ticket,
+            done: false,
+        };
+        // the first poll returns at once, so the other sessions of the thread
+        // add their commands before one write takes them all
+        let mut yielded = false;
+        let r = std::future::poll_fn(|cx| {
+            if !yielded {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.poll_reply(ticket, cx)
+        })
+        .await;
+        guard.done = true;
+        r
+    }
+
+    fn poll_reply(&self, ticket: u64, cx: &mut Context<'_>) -> Poll<Result<Reply, Broken>> {
+        let mut st = self.st.borrow_mut();
+        if let Some(r) = st.take(ticket) {
+            return Poll::Ready(Ok(r));
+        }
+        if let Some(b) = &st.broken {
+            return Poll::Ready(Err(b.clone()));
+        }
+        if let Err(e) = self.flush(&mut st, cx) {
+            st.break_with(e);
+        }
+        if st.broken.is_none() {
+            if let Err(e) = self.fill(&mut st, ticket, cx) {
+                st.break_with(e);
+            }
+        }
+        if let Some(r) = st.take(ticket) {
+            return Poll::Ready(Ok(r));
+        }
+        if let Some(b) = &st.broken {
+            return Poll::Ready(Err(b.clone()));
+        }
+        // the latest poller holds the socket's readiness; the others wait
+        // for the reader to wake them with their replies
+        if let Some(Slot::Waiting(w)) = st.slot_mut(ticket) {
+            *w = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// Writes what is buffered; registers for writability when the socket is full.
+    fn flush(&self, st: &mut State, cx: &mut Context<'_>) -> Result<(), String> {
+        while st.written < st.out.len() {
+            match self.io.try_write(&st.out[st.written..]) {
+                Ok(n) => st.written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    match self.io.poll_write_ready(cx) {
+                        Poll::Ready(Ok(())) => continue,
+                        Poll::Ready(Err(e)) => return Err(e.to_string()),
+                        Poll::Pending => return Ok(()),
+                    }
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        st.out.clear();
+        st.written = 0;
+        Ok(())
+    }
+
+    /// Reads and parses what has arrived, while replies are owed. Asks the
+    /// socket first (no system call): when it has nothing, `ticket`'s caller
+    /// is the one it wakes.
+    fn fill(&self, st: &mut State, ticket: u64, cx: &mut Context<'_>) -> Result<(), String> {
+        while st.answered < st.slots.len() {
+            match self.io.poll_read_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Pending => {
+                    st.reader = Some(ticket);
+                    return Ok(());
+                }
+            }
+            st.inbuf.reserve(16 * 1024);
+            match self.io.try_read_buf(&mut st.inbuf) {
+                Ok(0) => return Err("the server closed the connection".into()),
+                Ok(_) => st.parse()?,
+                // readiness was stale; the next poll_read_ready registers
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    fn slot_mut(&mut self, ticket: u64) -> Option<&mut Slot> {
+        let i = ticket.checked_sub(self.head)?;
+        self.slots.get_mut(i as usize)
+    }
+
+    /// The reply of `ticket` when it came; drops the finished slots at the front.
+    fn take(&mut self, ticket: u64) -> Option<Reply> {
+        let slot = self.slot_mut(ticket)?;
+        if !matches!(slot, Slot::Answered(_)) {
+            return None;
+        }
+        let Slot::Answered(r) = std::mem::replace(slot, Slot::Done) else {
+            unreachable!("checked above")
+        };
+        self.pop_done();
+        self.left(ticket);
+        Some(r)
+    }
+
+    fn pop_done(&mut self) {
+        while matches!(self.slots.front(), Some(Slot::Done)) {
+            self.slots.pop_front();
+            self.head += 1;
+            self.answered -= 1;
+        }
+    }
+
+    /// `ticket`'s caller is gone: when the socket would have woken it, one
+    /// caller still owed a reply is woken to take its place.
+    fn left(&mut self, ticket: u64) {
+        if self.reader != Some(ticket) {
+            return;
+        }
+        self.reader = None;
+        let waiting = self
+            .slots
+            .iter_mut()
+            .skip(self.answered)
+            .find_map(|s| match s {
+                Slot::Waiting(w) => w.take(),
+                _ => None,
+            });
+        if let Some(w) = waiting {
+            w.wake();
+        }
+    }
+
+    /// Hands every complete reply in the input to its slot, in order.
+    fn parse(&mut self) -> Result<(), String> {
+        let mut pos = 0;
+        while self.answered < self.slots.len() {
+            let Some((reply, used)) = parse_reply(&self.inbuf[pos..])? else {
+                break;
+            };
+            pos += used;
+            let slot = &mut self.slots[self.answered];
+            self.answered += 1;
+            match std::mem::replace(slot, Slot::Done) {
+                Slot::Waiting(w) => {
+                    *slot = Slot::Answered(reply);
+                    if let Some(w) = w {
+                        w.wake();
+                    }
+                }
+                Slot::Abandoned => {}
+                Slot::Answered(_) | Slot::Done => unreachable!("a slot is answered once"),
+            }
+        }
+        self.inbuf.drain(..pos);
+        self.pop_done();
+        if self.answered == self.slots.len() && !self.inbuf.is_empty() {
+            return Err("the server sent a reply nobody asked for".into());
+        }
+        Ok(())
+    }
+
+    fn break_with(&mut self, why: String) {
+        self.broken = Some(Broken(why));
+        for s in &mut self.slots {
+            if let Slot::Waiting(w) = s {
+                if let Some(w) = w.take() {
+                    w.wake();
+                }
+            }
+        }
+    }
+}
+
+/// Marks a call's slot abandoned when its future is dropped before its reply.
+struct Pending<'a> {
+    pipe: &'a Pipe,
+    ticket: u64,
+    done: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let Ok(mut st) = self.pipe.st.try_borrow_mut() else {
+            return;
+        };
+        let ticket = self.ticket;
+        match st.slot_mut(ticket) {
+            Some(s @ Slot::Waiting(_)) => *s = Slot::Abandoned,
+            Some(s @ Slot::Answered(_)) => {
+                *s = Slot::Done;
+                st.pop_done();
+            }
+            _ => {}
+        }
+        st.left(ticket);
+    }
+}
+
+/// `*N $len arg ...` in RESP2.
+fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
+    let mut n = itoa::Buffer::new();
+    out.push(b'*');
+    out.extend_from_slice(n.format(args.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for a in args {
+        out.push(b'$');
+        out.extend_from_slice(n.format(a.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// One reply from the start of `b` and the bytes it took; `None` when it
+/// has not fully arrived.
+fn parse_reply(b: &[u8]) -> Result<Option<(Reply, usize)>, String> {
+    let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
+        return Ok(None);
+    };
+    let line = &b[1..eol];
+    let text = || String::from_utf8_lossy(line).into_owned();
+    let int = || {
+        std::str::from_utf8(line)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .ok_or_else(|| format!("a malformed RESP length or integer: {:?}", text()))
+    };
+    let reply = match b[0] {
+        b'+' => Reply::Status,
+        b'-' => Reply::Error(text()),
+        b':' => Reply::Int(int()?),
+        b'$' => {
+            let len = int()?;
+            if len < 0 {
+                Reply::Nil
+            } else {
+                let (start, len) = (eol + 2, len as usize);
+                if b.len() < start + len + 2 {
+                    return Ok(None);
+                }
+                return Ok(Some((
+                    Reply::Bulk(b[start..start + len].to_vec()),
+                    start + len + 2,
+                )));
+            }
+        }
+        other => {
+            return Err(format!(
+                "an unexpected RESP reply type {:?} to GET or SET",
+                other as char
+            ))
+        }
+    };
+    Ok(Some((reply, eol + 2)))
+}
+
+fn check(r: Reply) -> Result<(), Broken> {
+    match r {
+        Reply::Error(e) => Err(Broken(e)),
+        _ => Ok(()),
+    }
+}
+
+thread_local! {
+    /// This thread's pipes by binding: up to `pipeline` sessions share one.
+    static PIPES: RefCell<Vec<(u64, Weak<Pipe>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A pipe of binding `id` on this thread with room for one more session.
+pub(super) fn shared(id: u64, pipeline: usize) -> Option<Rc<Pipe>> {
+    PIPES.with(|p| {
+        let mut p = p.borrow_mut();
+        p.retain(|(_, w)| w.strong_count() > 0);
+        p.iter()
+            .filter(|(b, _)| *b == id)
+            .filter_map(|(_, w)| w.upgrade())
+            .find(|pipe| {
+                // the one upgraded here counts too
+                Rc::strong_count(pipe) <= pipeline && pipe.st.borrow().broken.is_none()
+            })
+    })
+}
+
+/// Makes `pipe` available to the next sessions of binding `id` on this thread.
+pub(super) fn offer(id: u64, pipe: &Rc<Pipe>) {
+    PIPES.with(|p| p.borrow_mut().push((id, Rc::downgrade(pipe))));
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+use super::*;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+#[test]
+fn replies_parse_whole_and_wait_when_cut_anywhere() {
+    let cases: [(&[u8], Reply); 6] = [
+        (b"+OK\r\n", Reply::Status),
+        (b"-ERR wrong\r\n", Reply::Error("ERR wrong".into())),
+        (b":42\r\n", Reply::Int(42)),
+        (b"$-1\r\n", Reply::Nil),
+        (b"$5\r\nab\r\nc\r\n", Reply::Bulk(b"ab\r\nc".to_vec())),
+        (b"$0\r\n\r\n", Reply::Bulk(Vec::new())),
+    ];
+    for (wire, want) in cases {
+        assert_eq!(parse_reply(wire), Ok(Some((want.clone(), wire.len()))));
+        for cut in 1..wire.len() {
+            assert_eq!(parse_reply(&wire[..cut]), Ok(None), "{wire:?} cut at {cut}");
+        }
+        let mut two = wire.to_vec();
+        two.extend_from_slice(b":1\r\n");
+        assert_eq!(parse_reply(&two), Ok(Some((want, wire.len()))));
+    }
+    assert!(parse_reply(b"*2\r\n").is_err());
+    assert!(parse_reply(b":x\r\n").is_err());
+}
+
+#[test]
+fn commands_are_resp_arrays_of_bulk_strings() {
+    let mut out = Vec::new();
+    encode(&mut out, &[b"SET", b"k", b""]);
+    assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+}
+
+/// A server that answers `GET key` with the key reversed, one byte per
+/// write, after 300 ms for keys starting "slow"; it counts its reads.
+async fn fake_server(listener: TcpListener, reads: Rc<std::cell::Cell<usize>>) {
+    let (mut s, _) = listener.accept().await.unwrap();
+    let mut buf = Vec::new();
+    loop {
+        let mut chunk = [0u8; 4096];
+        let n = s.read(&mut chunk).await.unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        reads.set(reads.get() + 1);
+        buf.extend_from_slice(&chunk[..n]);
+        // whole commands: *2 $3 GET $n key
+        while let Some(end) = command_end(&buf) {
+            let cmd: Vec<u8> = buf.drain(..end).collect();
+            let text = String::from_utf8_lossy(&cmd);
+            let key = text.split("\r\n").nth(4).unwrap().to_string();
+            if key == "close" {
+                return;
+            }
+            if key.starts_with("slow") {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            let val: String = key.chars().rev().collect();
+            for b in format!("${}\r\n{val}\r\n", val.len()).bytes() {
+                s.write_all(&[b]).await.unwrap();
+            }
+        }
+    }
+}
+
+fn command_end(buf: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(buf).ok()?;
+    let lines: Vec<&str> = text.split_inclusive("\r\n").collect();
+    (lines.len() >= 5 && lines[4].ends_with("\r\n")).then(|| lines[..5].concat().len())
+}
+
+fn run(test: impl std::future::Future<Output = ()>) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test);
+}
+
+async fn pipe_and_server() -> (Rc<Pipe>, impl std::future::Future<Output = ()>, Rc<std::cell::Cell<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let reads = Rc::new(std::cell::Cell::new(0));
+    let server = fake_server(listener, reads.clone());
+    let connect = Pipe::connect(("127.0.0.1", port), None, None, 0, Duration::from_secs(5));
+    (connect.await.unwrap(), server, reads)
+}
+
+async fn get(p: &Pipe, key: &str) -> Result<Reply, Broken> {
+    p.call(&[b"GET", key.as_bytes()]).await
+}
+
+#[test]
+fn calls_in_flight_together_go_out_in_one_write_and_get_their_own_replies() {
+    run(async {
+        let (p, server, reads) = pipe_and_server().await;
+        let client = async {
+            let keys: Vec<String> = (0..16).map(|i| format!("key{i}")).collect();
+            let replies = futures_util::future::join_all(keys.iter().map(|k| get(&p, k))).await;
+            for (k, r) in keys.iter().zip(replies) {
+                let want: String = k.chars().rev().collect();
+                assert_eq!(r, Ok(Reply::Bulk(want.into_bytes())));
+            }
+            assert!(reads.get() < 16, "{} reads for 16 commands", reads.get());
+            drop(p);
+        };
+        tokio::join!(server, client);
+    });
+}
+
+#[test]
+fn an_abandoned_call_keeps_its_place_and_the_next_gets_its_own_reply() {
+    run(async {
+        let (p, server, _) = pipe_and_server().await;
+        let client = async {
+            let late = tokio::time::timeout(Duration::from_millis(50), get(&p, "slow1")).await;
+            assert!(late.is_err(), "the slow call timed out");
+            // its reply is still coming; this one must not get it
+            assert_eq!(get(&p, "abc").await, Ok(Reply::Bulk(b"cba".to_vec())));
+            let (a, b) = tokio::join!(
+                tokio::time::timeout(Duration::from_millis(50), get(&p, "slow2")),
+                get(&p, "xy")
+            );
+            assert!(a.is_err());
+            assert_eq!(b, Ok(Reply::Bulk(b"yx".to_vec())));
+            drop(p);
+        };
+        tokio::join!(server, client);
+    });
+}
+
+#[test]
+fn a_closed_connection_fails_every_waiting_call_and_the_next() {
+    run(async {
+        let (p, server, _) = pipe_and_server().await;
+        let client = async {
+            let (a, b) = tokio::join!(get(&p, "close"), get(&p, "after"));
+            assert!(a.is_err() && b.is_err(), "{a:?} {b:?}");
+            assert!(get(&p, "again").await.is_err());
+        };
+        tokio::join!(server, client);
+    });
+}
+
+#[test]
+fn a_thread_shares_a_pipe_among_at_most_pipeline_sessions() {
+    run(async {
+        let (p, server, _) = pipe_and_server().await;
+        offer(7, &p);
+        let a = shared(7, 3).expect("room for a second session");
+        let b = shared(7, 3).expect("and a third");
+        assert!(Rc::ptr_eq(&a, &b));
+        assert!(shared(7, 3).is_none(), "three sessions fill it");
+        assert!(shared(8, 3).is_none(), "another binding's pipe is not shared");
+        drop((a, b, p));
+        assert!(shared(7, 3).is_none(), "a pipe nobody holds is forgotten");
+        server.await;
+    });
+}

@@ -1,0 +1,195 @@
+//! What a session sends over its [`Pipe`] (`client=resp`): the string
+//! model's GET, SET and DEL, their replies mapped as the driver's are.
+use super::pipe::{self, Broken, Pipe, Reply};
+use super::session::RedisSession;
+use super::{Server, BindingError};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use yardstick_core::binding::{Outcome, Status};
+use yardstick_core::error::ServerError;
+
+/// Where and as whom a binding's own connections log in.
+pub(crate) struct RespTarget {
+    host: String,
+    port: u16,
+    user: Option<String>,
+    password: Option<String>,
+    db: i64,
+    connect_timeout: Duration,
+    /// Tells this binding's connections from another's in a thread's list.
+    id: u64,
+}
+
+impl RespTarget {
+    /// The target for `client=resp`, when the URL's `client` (default: resp
+    /// for the string model on one node without TLS) asks for it.
+    pub(super) fn choose(
+        client: Option<&str>,
+        string_model: bool,
+        server: &Server,
+        connect_timeout: Duration,
+    ) -> Result<Option<RespTarget>, BindingError> {
+        let single = match server {
+            Server::Single(c) => Some(c.get_connection_info()),
+            Server::Cluster(_) => None,
+        };
+        let plain = single.and_then(|i| match i.addr() {
+            redis::ConnectionAddr::Tcp(host, port) => Some((host.clone(), *port, i)),
+            _ => None,
+        });
+        let wanted = match client {
+            None => string_model,
+            Some("resp") => true,
+            Some("redis-rs") => false,
+            Some(other) => {
+                return Err(BindingError::Config(format!(
+                    "unknown Redis client '{other}'; use client=resp (yardstick's own connection, model=string) or client=redis-rs"
+                )))
+            }
+        };
+        match (wanted, string_model, plain) {
+            (false, _, _) => Ok(None),
+            (true, true, Some((host, port, info))) => {
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                let r = info.redis_settings();
+                Ok(Some(RespTarget {
+                    host,
+                    port,
+                    user: r.username().map(str::to_string),
+                    password: r.password().map(str::to_string),
+                    db: r.db(),
+                    connect_timeout,
+                    id: NEXT.fetch_add(1, Ordering::Relaxed),
+                }))
+            }
+            // the default falls back to the driver where the pipe cannot go
+            _ if client.is_none() => Ok(None),
+            (true, false, _) => Err(BindingError::Config(
+                "client=resp sends GET and SET only: use it with model=string, or drop client=resp".into(),
+            )),
+            (true, true, None) => Err(BindingError::Config(
+                "client=resp connects to one node over plain TCP: drop it for clusters and rediss://".into(),
+            )),
+        }
+    }
+
+    /// A connection of this thread with room, or a new one.
+    async fn pipe(&self, pipeline: usize) -> Result<Rc<Pipe>, Broken> {
+        if let Some(p) = pipe::shared(self.id, pipeline) {
+            return Ok(p);
+        }
+        let p = Pipe::connect(
+            (&self.host, self.port),
+            self.user.as_deref(),
+            self.password.as_deref(),
+            self.db,
+            self.connect_timeout,
+        )
+        .await?;
+        pipe::offer(self.id, &p);
+        Ok(p)
+    }
+}
+
+/// A broken or refused connection as the driver's errors read.
+pub(super) fn broken_error(server: &str, b: &Broken) -> BindingError {
+    if b.0.contains("WRONGPASS") || b.0.contains("NOAUTH") || b.0.contains("invalid password") {
+        return BindingError::Unavailable(format!(
+            "{server} refused the login: wrong or missing password; put it in --db as redis://:PASSWORD@host:port"
+        ));
+    }
+    BindingError::Unavailable(format!(
+        "cannot connect to {server}: {}; check that the server runs and the URL is right",
+        b.0
+    ))
+}
+
+impl RedisSession {
+    /// Whether GET, SET and DEL go over the session's own pipe.
+    pub(super) fn resp(&self) -> bool {
+        self.inner.resp.is_some()
+    }
+
+    /// Opens (or shares) the session's pipe at the start.
+    pub(super) async fn open_pipe(&mut self) -> Result<(), BindingError> {
+        let t = self.inner.resp.as_ref().expect("client=resp");
+        let p = t
+            .pipe(self.inner.pipeline)
+            .await
+            .map_err(|b| broken_error(&self.inner.server, &b))?;
+        self.pipe = Some(p);
+        Ok(())
+    }
+
+    /// Sends `args` over the pipe, reconnecting once when the last one broke.
+    async fn resp_call(&mut self, args: &[&[u8]]) -> Result<Reply, Outcome> {
+        let t = self.inner.resp.as_ref().expect("client=resp");
+        let p = match &self.pipe {
+            Some(p) => p.clone(),
+            None => {
+                let p = t
+                    .pipe(self.inner.pipeline)
+                    .await
+                    .map_err(|b| Outcome::failed(Status::Unavailable, b.0))?;
+                self.pipe = Some(p.clone());
+                p
+            }
+        };
+        match p.call(args).await {
+            Ok(Reply::Error(e)) => {
+                let (code, detail) = e.split_once(' ').unwrap_or((&e, ""));
+                Err(Outcome::failed(
+                    Status::Error,
+                    ServerError::new("Redis", code, detail).to_string(),
+                ))
+            }
+            Ok(r) => Ok(r),
+            Err(b) => {
+                self.pipe = None;
+                Err(Outcome::failed(Status::Unavailable, b.0))
+            }
+        }
+    }
+
+    pub(super) async fn resp_get(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
+        let key = std::mem::take(&mut self.key);
+        let r = self.resp_call(&[b"GET", &key]).await;
+        self.key = key;
+        match r? {
+            Reply::Bulk(v) => Ok(Some(v)),
+            Reply::Nil => Ok(None),
+            other => Err(unexpected("GET", &other)),
+        }
+    }
+
+    /// `SET key value [NX|XX]`: whether the server stored it.
+    pub(super) async fn resp_set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
+        let (key, value) = (std::mem::take(&mut self.key), std::mem::take(&mut self.value));
+        let r = match cond {
+            Some(c) => self.resp_call(&[b"SET", &key, &value, c.as_bytes()]).await,
+            None => self.resp_call(&[b"SET", &key, &value]).await,
+        };
+        (self.key, self.value) = (key, value);
+        match r? {
+            Reply::Status => Ok(true),
+            Reply::Nil => Ok(false),
+            other => Err(unexpected("SET", &other)),
+        }
+    }
+
+    /// `DEL key`: how many keys went.
+    pub(super) async fn resp_del(&mut self) -> Result<i64, Outcome> {
+        let key = std::mem::take(&mut self.key);
+        let r = self.resp_call(&[b"DEL", &key]).await;
+        self.key = key;
+        match r? {
+            Reply::Int(n) => Ok(n),
+            other => Err(unexpected("DEL", &other)),
+        }
+    }
+}
+
+fn unexpected(cmd: &str, r: &Reply) -> Outcome {
+    Outcome::failed(Status::Error, format!("Redis answered {cmd} with {r:?}"))
+}
