@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Measures the harness itself: YCSB workloads A and C against null:// at 1, 2
-# and 16 threads, side by side in one invocation. Prints operations per second
-# and process CPU per operation (the client's whole cost: key choice, value
-# generation, timing, recording, status line).
+# and 16 threads, side by side in one invocation. Prints operations per second,
+# process CPU per operation (the client's whole cost: key choice, value
+# generation, timing, recording, status line) and the run's peak memory.
 # Then, against the test servers (scripts/services starts them), the peers
 # side by side, alternating, median of 3: Redis GET and SET of 1 KB values
 # against redis-benchmark (16 connections, pipeline depth 1 and 16), and
@@ -26,7 +26,7 @@ cargo build --release --quiet
 bin=target/release/yardstick
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-28s %8s %14s %14s\n' "workload" "threads" "ops/s" "CPU ns/op"
+printf '%-28s %8s %14s %14s %10s\n' "workload" "threads" "ops/s" "CPU ns/op" "peak MiB"
 for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfields=true"; do
     IFS=: read -r label wl extra <<<"$spec"
     for t in 1 2 16; do
@@ -34,8 +34,8 @@ for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfie
         [ -n "$extra" ] && args+=(-p "$extra")
         # runs: yardstick
         "$bin" "${args[@]}" 2>/dev/null |
-            python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.0f %.0f" % (r["totals"]["ops_per_sec"], r["client"]["cpu_ns_per_op"]))' |
-            { read -r rate ns; printf '%-28s %8s %14s %14s\n' "$label" "$t" "$rate" "$ns"; }
+            python3 -c 'import json,sys; r=json.load(sys.stdin); c=r["client"]; print("%.0f %.0f %.1f" % (r["totals"]["ops_per_sec"], c["cpu_ns_per_op"], c["peak_rss_bytes"] / 2**20))' |
+            { read -r rate ns mib; printf '%-28s %8s %14s %14s %10s\n' "$label" "$t" "$rate" "$ns" "$mib"; }
     done
 done
 
@@ -69,7 +69,7 @@ pg_dir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 redis_port=$(scripts/services url redis | sed 's/.*://')
 pg_url=$(scripts/services url postgres)
 
-# cpu_of OUT CMD...: runs CMD, its output to OUT; prints its CPU seconds
+# cpu_of OUT CMD...: runs CMD (in $CPU_OF_DIR when set), its output to OUT; prints its CPU seconds
 # (user + system), wall seconds and peak RSS in MiB. The peak is the
 # process's own VmHWM, read while it runs: getrusage's maxrss would count
 # the forking Python's pages (13 MiB) for the child.
@@ -77,7 +77,7 @@ cpu_of() {
     local out=$1
     shift
     python3 -c 'import os,subprocess,sys,time
-t=time.time(); p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.STDOUT)
+t=time.time(); p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.STDOUT, cwd=os.environ.get("CPU_OF_DIR"))
 hwm=0
 while True:
     try:
@@ -190,9 +190,10 @@ echo
 printf '%-34s %10s %10s %9s %8s %8s %9s %8s %8s\n' "Cassandra inserts (256 in flight)" "ops/s" "latte" "ratio" "CPU ns" "latte" "ratio" "MiB" "latte"
 : >"$out/y" && : >"$out/p"
 for _ in 1 2 3; do
+    # latte writes its logs where it runs: in the scratch directory
     # runs: latte
-    "$latte" schema "$out/latte.rn" "$cql_node" >/dev/null 2>&1
-    read -r cpu wall rss < <(cpu_of "$out/peer.txt" "$latte" run "$out/latte.rn" -d "$cql_ops" -w 0 -t 1 -p 256 -q \
+    (cd "$out" && "$latte" schema "$out/latte.rn" "$cql_node" >/dev/null 2>&1)
+    read -r cpu wall rss < <(CPU_OF_DIR=$out cpu_of "$out/peer.txt" "$latte" run "$out/latte.rn" -d "$cql_ops" -w 0 -t 1 -p 256 -q \
         -o "$out/latte.json" "$cql_node")
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]
 print("%.0f %.0f %s" % (r["cycle_throughput"]["value"], float(sys.argv[2]) * 1e9 / r["cycle_count"], sys.argv[3]))' \
