@@ -200,7 +200,7 @@ impl Registered for RedisBinding {
         schemes: &["redis", "rediss"],
         server_port: Some(6379),
         flavours: &[],
-        description: "Redis (redis-rs, multiplexed): YCSB's hash-per-record model with a sorted-set index, or ?model=string for GET/SET; clusters; TLS with rediss://",
+        description: "Redis (redis-rs, multiplexed; the string model's GET/SET on a RESP connection of yardstick's own): YCSB's hash-per-record model with a sorted-set index, or ?model=string for GET/SET; clusters; TLS with rediss://",
         example: "redis://:password@127.0.0.1:6379?model=hash&pipeline=1",
         docs: "docs/bindings/redis.md",
         options: OPTIONS,
