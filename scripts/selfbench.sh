@@ -95,16 +95,20 @@ yardstick_rate() {
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.0f %.0f" % (r["totals"]["ops_per_sec"], r["client"]["cpu_ns_per_op"]))' "$1"
 }
 
-# row LABEL FILE-OF-YARDSTICK-LINES FILE-OF-PEER-LINES: medians and ratios
+# row LABEL FILE-OF-YARDSTICK-LINES FILE-OF-PEER-LINES: medians and ratios of
+# "ops/s CPU-ns" lines; a third column (peak MiB), when there, is printed beside
 row() {
     python3 - "$@" <<'PY'
 import statistics as st, sys
 label, ys, peer = sys.argv[1], sys.argv[2], sys.argv[3]
 def med(f):
     rows = [tuple(map(float, l.split())) for l in open(f) if l.strip()]
-    return st.median(r[0] for r in rows), st.median(r[1] for r in rows)
-(yr, yc), (pr, pc) = med(ys), med(peer)
-print("%-34s %10.0f %10.0f %8.2fx %8.0f %8.0f %8.2fx" % (label, yr, pr, yr / pr, yc, pc, yc / pc))
+    return [st.median(r[i] for r in rows) for i in range(len(rows[0]))]
+y, p = med(ys), med(peer)
+line = "%-34s %10.0f %10.0f %8.2fx %8.0f %8.0f %8.2fx" % (label, y[0], p[0], y[0] / p[0], y[1], p[1], y[1] / p[1])
+if len(y) > 2:
+    line += " %8.1f %8.1f" % (y[2], p[2])
+print(line)
 PY
 }
 
@@ -206,11 +210,4 @@ print("%.0f %.0f %s" % (r["cycle_throughput"]["value"], float(sys.argv[2]) * 1e9
 print("%.0f %.0f %s" % (r["ops_per_sec"], float(sys.argv[2]) * 1e9 / r["operations"], sys.argv[3]))' \
         "$out/r.json" "$cpu" "$rss" >>"$out/y"
 done
-python3 - "$out/y" "$out/p" <<'PY'
-import statistics as st, sys
-def med(f):
-    rows = [tuple(map(float, l.split())) for l in open(f) if l.strip()]
-    return [st.median(r[i] for r in rows) for i in range(3)]
-(yr, yc, ym), (pr, pc, pm) = med(sys.argv[1]), med(sys.argv[2])
-print("%-34s %10.0f %10.0f %8.2fx %8.0f %8.0f %8.2fx %8.1f %8.1f" % ("insert, 1 field of 100 B", yr, pr, yr / pr, yc, pc, yc / pc, ym, pm))
-PY
+row "insert, 1 field of 100 B" "$out/y" "$out/p"

@@ -171,18 +171,22 @@ pub(crate) struct RedisBinding {
 }
 
 fn open_error(server: &str, e: &RedisError) -> BindingError {
-    let text = e.to_string();
-    if e.kind() == redis::ErrorKind::AuthenticationFailed
-        || text.contains("WRONGPASS")
-        || text.contains("NOAUTH")
-    {
+    let refused = e.kind() == redis::ErrorKind::AuthenticationFailed;
+    connect_error(server, &session::error_text(e), refused)
+}
+
+/// A connection that could not be made or logged in, in one line: `detail`
+/// is the driver's (or the server's) reason.
+fn connect_error(server: &str, detail: &str, refused_login: bool) -> BindingError {
+    // WRONGPASS and NOAUTH from Redis 6 on, "invalid password" before
+    let refused = ["WRONGPASS", "NOAUTH", "invalid password"];
+    if refused_login || refused.iter().any(|r| detail.contains(r)) {
         return BindingError::Unavailable(format!(
             "{server} refused the login: wrong or missing password; put it in --db as redis://:PASSWORD@host:port"
         ));
     }
     BindingError::Unavailable(format!(
-        "cannot connect to {server}: {}; check that the server runs and the URL is right",
-        session::error_text(e)
+        "cannot connect to {server}: {detail}; check that the server runs and the URL is right"
     ))
 }
 

@@ -234,11 +234,12 @@ impl State {
     /// The reply of `ticket` when it came; drops the finished slots at the front.
     fn take(&mut self, ticket: u64) -> Option<Reply> {
         let slot = self.slot_mut(ticket)?;
-        if !matches!(slot, Slot::Answered(_)) {
-            return None;
-        }
-        let Slot::Answered(r) = std::mem::replace(slot, Slot::Done) else {
-            unreachable!("checked above")
+        let r = match std::mem::replace(slot, Slot::Done) {
+            Slot::Answered(r) => r,
+            other => {
+                *slot = other;
+                return None;
+            }
         };
         self.pop_done();
         self.left(ticket);

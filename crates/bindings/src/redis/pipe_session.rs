@@ -2,7 +2,7 @@
 //! model's GET, SET and DEL, their replies mapped as the driver's are.
 use super::pipe::{self, Broken, Pipe, Reply};
 use super::session::RedisSession;
-use super::{Server, BindingError};
+use super::{BindingError, Server};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -75,7 +75,7 @@ impl RespTarget {
     }
 
     /// A connection of this thread with room, or a new one.
-    async fn pipe(&self, pipeline: usize) -> Result<Rc<Pipe>, Broken> {
+    async fn share_or_connect(&self, pipeline: usize) -> Result<Rc<Pipe>, Broken> {
         if let Some(p) = pipe::shared(self.id, pipeline) {
             return Ok(p);
         }
@@ -92,19 +92,6 @@ impl RespTarget {
     }
 }
 
-/// A broken or refused connection as the driver's errors read.
-pub(super) fn broken_error(server: &str, b: &Broken) -> BindingError {
-    if b.0.contains("WRONGPASS") || b.0.contains("NOAUTH") || b.0.contains("invalid password") {
-        return BindingError::Unavailable(format!(
-            "{server} refused the login: wrong or missing password; put it in --db as redis://:PASSWORD@host:port"
-        ));
-    }
-    BindingError::Unavailable(format!(
-        "cannot connect to {server}: {}; check that the server runs and the URL is right",
-        b.0
-    ))
-}
-
 impl RedisSession {
     /// Whether GET, SET and DEL go over the session's own pipe.
     pub(super) fn resp(&self) -> bool {
@@ -113,30 +100,31 @@ impl RedisSession {
 
     /// Opens (or shares) the session's pipe at the start.
     pub(super) async fn open_pipe(&mut self) -> Result<(), BindingError> {
+        match self.pipe().await {
+            Ok(_) => Ok(()),
+            Err(b) => Err(super::connect_error(&self.inner.server, &b.0, false)),
+        }
+    }
+
+    /// The session's pipe: the one it has, or one of this thread's with
+    /// room, or a new one.
+    async fn pipe(&mut self) -> Result<Rc<Pipe>, Broken> {
+        if let Some(p) = &self.pipe {
+            return Ok(p.clone());
+        }
         let t = self.inner.resp.as_ref().expect("client=resp");
-        let p = t
-            .pipe(self.inner.pipeline)
-            .await
-            .map_err(|b| broken_error(&self.inner.server, &b))?;
-        self.pipe = Some(p);
-        Ok(())
+        let p = t.share_or_connect(self.inner.pipeline).await?;
+        self.pipe = Some(p.clone());
+        Ok(p)
     }
 
     /// Sends `args` over the pipe, reconnecting once when the last one broke.
     async fn resp_call(&mut self, args: &[&[u8]]) -> Result<Reply, Outcome> {
-        let t = self.inner.resp.as_ref().expect("client=resp");
-        let p = match &self.pipe {
-            Some(p) => p.clone(),
-            None => {
-                let p = t
-                    .pipe(self.inner.pipeline)
-                    .await
-                    .map_err(|b| Outcome::failed(Status::Unavailable, b.0))?;
-                self.pipe = Some(p.clone());
-                p
-            }
+        let reply = match self.pipe().await {
+            Ok(p) => p.call(args).await,
+            Err(b) => Err(b),
         };
-        match p.call(args).await {
+        match reply {
             Ok(Reply::Error(e)) => {
                 let (code, detail) = e.split_once(' ').unwrap_or((&e, ""));
                 Err(Outcome::failed(

@@ -176,6 +176,19 @@ impl RedisSession {
         }
     }
 
+    /// `DEL key`: how many keys went.
+    async fn del(&mut self) -> Result<i64, Outcome> {
+        if self.resp() {
+            return self.resp_del().await;
+        }
+        self.connected().await?;
+        let con = self.con.as_mut().expect("connected above");
+        match redis::cmd("DEL").arg(&self.key[..]).query_async(con).await {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
     /// `SET key value [NX|XX]`: whether the server stored it.
     async fn set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
         if self.resp() {
@@ -306,17 +319,17 @@ impl Session for RedisSession {
 
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         self.full_key(key);
-        if self.inner.model == Model::Hash {
-            if let Err(o) = self.connected().await {
-                return o;
-            }
-        }
         match self.inner.model {
-            Model::Hash => match self.read_hash(fields, out).await {
-                Ok(Some(bytes)) => Outcome::ok(1, bytes),
-                Ok(None) => Outcome::status(Status::NotFound),
-                Err(e) => self.failed(e),
-            },
+            Model::Hash => {
+                if let Err(o) = self.connected().await {
+                    return o;
+                }
+                match self.read_hash(fields, out).await {
+                    Ok(Some(bytes)) => Outcome::ok(1, bytes),
+                    Ok(None) => Outcome::status(Status::NotFound),
+                    Err(e) => self.failed(e),
+                }
+            }
             Model::String => match self.get().await {
                 Ok(Some(v)) => match kv::decode(self.inner.field_names.len(), &v, fields, out) {
                     Ok(bytes) => Outcome::ok(1, bytes),
@@ -523,24 +536,9 @@ impl Session for RedisSession {
     async fn delete(&mut self, key: &[u8]) -> Outcome {
         let n = match self.inner.model {
             Model::Hash => self.hash_script(|s| &s.delete, key, None).await,
-            Model::String if self.resp() => {
-                self.full_key(key);
-                self.resp_del().await
-            }
             Model::String => {
                 self.full_key(key);
-                if let Err(o) = self.connected().await {
-                    return o;
-                }
-                let con = self.con.as_mut().expect("connected above");
-                match redis::cmd("DEL")
-                    .arg(&self.key[..])
-                    .query_async::<i64>(con)
-                    .await
-                {
-                    Ok(n) => Ok(n),
-                    Err(e) => Err(self.failed(e)),
-                }
+                self.del().await
             }
         };
         match n {
