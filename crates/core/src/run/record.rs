@@ -281,6 +281,7 @@ impl WorkerState {
                 latency_ns,
                 arg: traced.arg,
                 key: traced.key,
+                keynum: traced.keynum,
             });
         }
         done
@@ -341,6 +342,9 @@ impl Origin {
 #[derive(Debug, Clone, Copy)]
 pub struct Traced<'a> {
     pub key: &'a [u8],
+    /// The number `key` was built from (YCSB's keys), so the trace can
+    /// store the number; `None` for keys of other origins.
+    pub keynum: Option<u64>,
     /// The stamp of its first attempt's start.
     pub first: u64,
     /// Scan length; a read's or update's fields (0 all, i + 1 field i); a

@@ -108,6 +108,7 @@ impl<B: Binding> Work for Replay<B> {
         };
         let traced = Traced {
             key,
+            keynum: None,
             first,
             arg: op.arg,
         };

@@ -18,6 +18,37 @@ pub struct Header {
     pub database: String,
     /// The run's resolved properties, so a replay writes values of the same shape.
     pub properties: BTreeMap<String, String>,
+    /// How the run builds a key from its number: records of its keys carry
+    /// the number alone (version 2; absent in version 1 traces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<KeyShape>,
+}
+
+/// YCSB's key of a record number: `user`, the number (FNV-hashed unless
+/// ordered), zero-padded to `zero_padding` digits.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KeyShape {
+    pub zero_padding: usize,
+    pub ordered: bool,
+}
+
+impl KeyShape {
+    /// The shape `props` give keys, when they are valid.
+    fn of(props: &crate::workload::Properties) -> Option<KeyShape> {
+        use crate::workload::properties as p;
+        Some(KeyShape {
+            zero_padding: usize::try_from(props.get_u64(p::ZERO_PADDING).ok()?).ok()?,
+            ordered: props
+                .get_choice(p::INSERT_ORDER, &["hashed", "ordered"])
+                .ok()?
+                == "ordered",
+        })
+    }
+
+    /// Writes the key of record `keynum` into `buf`.
+    pub fn build(&self, keynum: u64, buf: &mut Vec<u8>) {
+        crate::workload::keys::build_key(keynum, self.zero_padding, self.ordered, buf);
+    }
 }
 
 impl Header {
@@ -30,7 +61,7 @@ impl Header {
         redactor: &crate::result::Redactor,
     ) -> Header {
         Header {
-            version: 1,
+            version: 2,
             started_unix_ns: 0,
             workload: workload.to_string(),
             database: database.to_string(),
@@ -39,6 +70,7 @@ impl Header {
                 .into_iter()
                 .map(|(k, v)| (k, redactor.redact(&v)))
                 .collect(),
+            keys: KeyShape::of(props),
         }
     }
 }
@@ -75,6 +107,9 @@ pub(crate) struct Entry<'a> {
     pub latency_ns: u64,
     pub arg: u64,
     pub key: &'a [u8],
+    /// The key's record number, when the key is the header's [`KeyShape`]
+    /// of it: written in its place.
+    pub keynum: Option<u64>,
 }
 
 impl TraceOp {
@@ -88,9 +123,13 @@ impl TraceOp {
             latency_ns: self.latency_ns,
             arg: self.arg,
             key: &self.key,
+            keynum: None,
         }
     }
 }
+
+/// The high bit of a record's operation byte: its key is a record number.
+const NUMBERED: u8 = 0x80;
 
 /// A trace read whole.
 #[derive(Debug, Clone, Default)]
@@ -154,7 +193,7 @@ fn varint_at(buf: &mut [u8; 52], mut at: usize, mut v: u64) -> usize {
 pub(super) fn encode(out: &mut Vec<u8>, op: &Entry<'_>, prev_start: u64) {
     // 2 bytes and five varints of at most 10 bytes each
     let mut buf = [0u8; 52];
-    buf[0] = op.op.index() as u8;
+    buf[0] = op.op.index() as u8 | if op.keynum.is_some() { NUMBERED } else { 0 };
     buf[1] = op.status.index() as u8;
     // the intended start is exact (the schedule's own instant): it is the
     // record's time, and the actual start its lag
@@ -166,14 +205,25 @@ pub(super) fn encode(out: &mut Vec<u8>, op: &Entry<'_>, prev_start: u64) {
     at = varint_at(&mut buf, at, lag);
     at = varint_at(&mut buf, at, op.latency_ns);
     at = varint_at(&mut buf, at, op.arg);
-    at = varint_at(&mut buf, at, op.key.len() as u64);
-    out.extend_from_slice(&buf[..at]);
-    out.extend_from_slice(op.key);
+    // a key number takes 1-4 bytes where YCSB's key text takes about 24:
+    // less to copy here and for the kernel
+    match op.keynum {
+        Some(n) => {
+            at = varint_at(&mut buf, at, n);
+            out.extend_from_slice(&buf[..at]);
+        }
+        None => {
+            at = varint_at(&mut buf, at, op.key.len() as u64);
+            out.extend_from_slice(&buf[..at]);
+            out.extend_from_slice(op.key);
+        }
+    }
 }
 
 fn decode_chunk(
     b: &[u8],
     records: u32,
+    keys: Option<KeyShape>,
     ops: &mut Vec<TraceOp>,
 ) -> Result<(), (usize, &'static str)> {
     let mut at = 0;
@@ -184,8 +234,9 @@ fn decode_chunk(
             return Err(bad(at, "a record is cut short"));
         };
         at += 2;
+        let numbered = op & NUMBERED != 0;
         let op = *OpKind::ALL
-            .get(op as usize)
+            .get((op & !NUMBERED) as usize)
             .ok_or(bad(at, "unknown operation"))?;
         let status = *Status::ALL
             .get(status as usize)
@@ -195,12 +246,21 @@ fn decode_chunk(
         let lag = next()?;
         let latency_ns = next()?;
         let arg = next()?;
-        let len = next()? as usize;
-        let key = b
-            .get(at..at.saturating_add(len))
-            .ok_or(bad(at, "a key is cut short"))?
-            .to_vec();
-        at += len;
+        let key = if numbered {
+            let n = next()?;
+            let shape = keys.ok_or(bad(at, "a key number, but the header has no key shape"))?;
+            let mut key = Vec::with_capacity(24);
+            shape.build(n, &mut key);
+            key
+        } else {
+            let len = next()? as usize;
+            let key = b
+                .get(at..at.saturating_add(len))
+                .ok_or(bad(at, "a key is cut short"))?
+                .to_vec();
+            at += len;
+            key
+        };
         prev = time;
         ops.push(TraceOp {
             op,
@@ -254,7 +314,8 @@ pub(super) fn parse(b: &[u8], name: &str) -> Result<Trace, TraceReadError> {
         let chunk = b
             .get(at..at + len)
             .ok_or_else(|| damaged(at, "a chunk is cut short"))?;
-        decode_chunk(chunk, records as u32, &mut ops).map_err(|(i, why)| damaged(at + i, why))?;
+        decode_chunk(chunk, records as u32, header.keys, &mut ops)
+            .map_err(|(i, why)| damaged(at + i, why))?;
         at += len;
     }
     ops.sort_by_key(|o| o.start_ns);
@@ -359,6 +420,87 @@ mod tests {
         let typical = op(1_000_100, Some(1_000_000), "user6284781860667377211");
         encode(&mut one, &typical.entry(), 1_000_000);
         assert!(one.len() <= 34, "{} bytes", one.len());
+    }
+
+    #[test]
+    fn a_key_number_comes_back_as_the_key_the_run_built() {
+        let shape = |zero_padding, ordered| KeyShape {
+            zero_padding,
+            ordered,
+        };
+        for (keys, keynum) in [
+            (shape(1, false), 41),
+            (shape(12, true), 7),
+            (shape(1, false), u64::MAX),
+        ] {
+            let mut built = Vec::new();
+            keys.build(keynum, &mut built);
+            let mut out = preamble(&Header {
+                version: 2,
+                keys: Some(keys),
+                ..Default::default()
+            });
+            let mut body = Vec::new();
+            let o = op(1_000, None, "");
+            // a numbered record, then one with its key's text
+            encode(
+                &mut body,
+                &Entry {
+                    keynum: Some(keynum),
+                    ..o.entry()
+                },
+                0,
+            );
+            let text = op(2_000, None, "user-from-a-replay");
+            encode(&mut body, &text.entry(), 1_000);
+            out.extend_from_slice(&frame(&body, 2));
+            out.extend_from_slice(&body);
+            let t = parse(&out, "t").unwrap();
+            assert_eq!(t.ops[0].key, built, "{keys:?} {keynum}");
+            assert_eq!(t.ops[1], text);
+        }
+        // YCSB's keys: the record number alone, a third of a key's text
+        let mut one = Vec::new();
+        let typical = op(1_000_100, Some(1_000_000), "");
+        let numbered = Entry {
+            keynum: Some(999_999),
+            ..typical.entry()
+        };
+        encode(&mut one, &numbered, 1_000_000);
+        assert!(one.len() <= 12, "{} bytes", one.len());
+        // a number the header cannot turn into a key is damage, named
+        let mut out = preamble(&Header::default());
+        out.extend_from_slice(&frame(&one, 1));
+        out.extend_from_slice(&one);
+        let err = parse(&out, "t.trace").unwrap_err().to_string();
+        assert!(err.contains("no key shape"), "{err}");
+    }
+
+    #[test]
+    fn the_header_of_a_run_gives_its_key_shape() {
+        let mut props = crate::workload::Properties::default();
+        let r = crate::result::Redactor::default();
+        let h = Header::of("workloada", "null", &props, &r);
+        assert_eq!(
+            h.keys,
+            Some(KeyShape {
+                zero_padding: 1,
+                ordered: false
+            })
+        );
+        props.set_override("zeropadding=12").unwrap();
+        props.set_override("insertorder=ordered").unwrap();
+        let h = Header::of("workloada", "null", &props, &r);
+        assert_eq!(
+            h.keys,
+            Some(KeyShape {
+                zero_padding: 12,
+                ordered: true
+            })
+        );
+        // keys the runner would refuse: no shape, text keys instead
+        props.set_override("zeropadding=many").unwrap();
+        assert_eq!(Header::of("workloada", "null", &props, &r).keys, None);
     }
 
     #[test]

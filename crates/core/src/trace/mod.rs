@@ -11,7 +11,8 @@
 //! chunks, to the end:
 //!   u32 bytes, u32 records    one worker's records, in the order they ended
 //!   records:
-//!     u8  operation           OpKind index (READ 0, UPDATE 1, ...)
+//!     u8  operation           OpKind index (READ 0, UPDATE 1, ...); + 0x80
+//!                             when the key is given by its number
 //!     u8  status              Status index (ok 0, ...)
 //!     zigzag varint           time: the intended start (paced runs), else the
 //!                             actual start, ns since the run's start, as a
@@ -23,18 +24,20 @@
 //!                             (0 all, i + 1 field i); a read-modify-write's
 //!                             read fields + written fields << 32; records
 //!                             of a batch
-//!     varint n, n bytes       key (a batch's first key)
+//!     varint n, n bytes       key (a batch's first key), or with 0x80 set:
+//!     varint                  the key's record number; the header's `keys`
+//!                             (zero padding, order) rebuild YCSB's key
 //! ```
 //!
-//! Varints are LEB128. A record of a YCSB key takes about 31 bytes (a
-//! key's digits stored as a number would save 10, but parsing them cost
-//! more client CPU than writing them did, measured).
+//! Varints are LEB128. A YCSB record takes about 10 bytes: the runner hands
+//! over the number it built the key from (parsing a key's digits back cost
+//! more client CPU than writing them, measured; and the text was 31 bytes).
 mod format;
 mod monitor;
 mod sink;
 
 pub(crate) use format::Entry;
-pub use format::{read, Header, Trace, TraceOp, TraceReadError};
+pub use format::{read, Header, KeyShape, Trace, TraceOp, TraceReadError};
 pub use monitor::{read_monitor, Monitor};
 pub(crate) use sink::WorkerTrace;
 pub use sink::{Sink, SinkSummary};

@@ -139,6 +139,7 @@ pub fn read_monitor(text: &str, name: &str) -> Result<Monitor, String> {
         workload: format!("redis-monitor:{name}"),
         database: "redis".into(),
         properties: BTreeMap::new(),
+        keys: None,
     };
     Ok(m)
 }

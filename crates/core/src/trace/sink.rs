@@ -36,6 +36,8 @@ pub struct Sink {
     path: PathBuf,
     /// The run's start, ns since 1970, for the header.
     start: Arc<OnceLock<u64>>,
+    /// Whether the header gives the key shape, so records may carry key numbers.
+    numbered: bool,
 }
 
 impl std::fmt::Debug for Sink {
@@ -56,6 +58,7 @@ impl Sink {
         let back = spare.clone();
         let start = Arc::new(OnceLock::new());
         let known = start.clone();
+        let numbered = header.keys.is_some();
         let mut header = header.clone();
         let writer = std::thread::Builder::new()
             .name("yardstick-trace".into())
@@ -104,6 +107,7 @@ impl Sink {
             writer: Mutex::new(Some(writer)),
             path: path.to_path_buf(),
             start,
+            numbered,
         })
     }
 
@@ -122,6 +126,7 @@ impl Sink {
             body: framed(Vec::with_capacity(CHUNK + 512)),
             records: 0,
             prev_start: 0,
+            numbered: self.numbered,
         }
     }
 
@@ -172,12 +177,24 @@ pub(crate) struct WorkerTrace {
     body: Vec<u8>,
     records: u32,
     prev_start: u64,
+    numbered: bool,
 }
 
 impl WorkerTrace {
     #[inline]
     pub(crate) fn push(&mut self, op: &Entry<'_>) {
-        encode(&mut self.body, op, self.prev_start);
+        if self.numbered || op.keynum.is_none() {
+            encode(&mut self.body, op, self.prev_start);
+        } else {
+            encode(
+                &mut self.body,
+                &Entry {
+                    keynum: None,
+                    ..*op
+                },
+                self.prev_start,
+            );
+        }
         self.prev_start = op.intended_ns.unwrap_or(op.start_ns);
         self.records += 1;
         if self.body.len() >= CHUNK {
@@ -255,6 +272,42 @@ mod tests {
     }
 
     #[test]
+    fn key_numbers_are_kept_only_where_the_header_can_rebuild_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let shape = crate::trace::KeyShape {
+            zero_padding: 1,
+            ordered: true,
+        };
+        for keys in [None, Some(shape)] {
+            let path = dir.path().join("t.trace");
+            let header = Header {
+                keys,
+                ..Default::default()
+            };
+            let sink = Arc::new(Sink::create(&path, &header).unwrap());
+            let mut t = sink.worker();
+            // the key the runner built from the number, and the number
+            t.push(&Entry {
+                op: OpKind::Read,
+                status: Status::Ok,
+                start_ns: 1,
+                intended_ns: None,
+                latency_ns: 1,
+                arg: 0,
+                key: b"user42",
+                keynum: Some(42),
+            });
+            drop(t);
+            let s = sink.finish();
+            let read = super::super::read(&path).unwrap();
+            assert_eq!(read.ops[0].key, b"user42", "{keys:?}");
+            // the record after the chunk's 8-byte frame: with the number or the text
+            let record = s.bytes as usize - super::super::format::preamble(&header).len() - 8;
+            assert_eq!(record, if keys.is_some() { 7 } else { 13 }, "{keys:?}");
+        }
+    }
+
+    #[test]
     fn a_failed_write_is_reported_not_hidden() {
         // /dev/full takes the open and refuses every write
         let sink = Arc::new(Sink::create(Path::new("/dev/full"), &Header::default()).unwrap());
@@ -268,6 +321,7 @@ mod tests {
                 latency_ns: 1,
                 arg: 0,
                 key: &[b'k'; 20],
+                keynum: None,
             });
         }
         drop(t);

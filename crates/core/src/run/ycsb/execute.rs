@@ -52,6 +52,7 @@ pub(super) async fn execute_batch<S: Session>(
     pending.settle(out.status);
     let traced = Traced {
         key: b.batch.rows().next().map_or(&[][..], |(k, _)| k),
+        keynum: b.batch_keynums.first().copied(),
         first,
         arg: b.batch.len() as u64,
     };
@@ -123,6 +124,7 @@ pub(super) async fn execute<S: Session>(
     let c = &shared.config;
     let origin = |start: u64| Origin::of(intended, start);
     let salt = op.keynum;
+    let num = Some(instance_key(c, op.keynum));
     match op.kind {
         OpKind::Read => {
             let (mut out, first, start, end) = with_retries!(rec, OpKind::Read, c, salt, {
@@ -137,6 +139,7 @@ pub(super) async fn execute<S: Session>(
             }
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: Traced::fields(op.fields),
             };
@@ -149,6 +152,7 @@ pub(super) async fn execute<S: Session>(
             });
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: op.scan_length,
             };
@@ -160,6 +164,7 @@ pub(super) async fn execute<S: Session>(
                 with_retries!(rec, OpKind::Update, c, salt, s.update(&b.key, &b.values));
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: Traced::fields(op.fields),
             };
@@ -170,6 +175,7 @@ pub(super) async fn execute<S: Session>(
                 with_retries!(rec, OpKind::Delete, c, salt, s.delete(&b.key));
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: 0,
             };
@@ -190,6 +196,7 @@ pub(super) async fn execute<S: Session>(
             pending.settle(out.status);
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: 0,
             };
@@ -232,6 +239,7 @@ pub(super) async fn execute<S: Session>(
             // Response time covers every attempt; service time the last one.
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: 0,
             };
@@ -262,6 +270,7 @@ pub(super) async fn execute<S: Session>(
             };
             let traced = Traced {
                 key: &b.key,
+                keynum: num,
                 first,
                 arg: Traced::fields(op.fields) | Traced::fields(op.write) << 32,
             };
