@@ -20,6 +20,7 @@ pub mod replay;
 pub(crate) mod sampler;
 pub mod schedule;
 pub mod spec;
+mod timerfd;
 pub mod verify;
 pub mod work;
 mod worker;
