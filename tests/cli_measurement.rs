@@ -263,49 +263,70 @@ fn the_time_series_counts_missing_keys_apart_from_failures() {
 fn the_slots_of_one_thread_overlap_their_simulated_latency() {
     let _quiet = quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    // four slots of one thread could serve 4,000 ops/s at 1 ms: at half
-    // that, no operation should wait for another
+    for pacing in ["sleep", "spin"] {
+        // four slots of one thread could serve 4,000 ops/s at 1 ms: at half
+        // that, no operation should wait for another
+        let r = yardstick(
+            dir.path(),
+            &[
+                "run",
+                "--db",
+                "null://?latency=1ms",
+                "-p",
+                "recordcount=100",
+                "-p",
+                &format!("pacing={pacing}"),
+                "--threads",
+                "1",
+                "--concurrency",
+                "4",
+                "--target",
+                "2000",
+                "--duration",
+                "2s",
+                "-q",
+                "--out",
+                "n.json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v = read_json(&dir.path().join("n.json"));
+        assert_eq!(v["properties"]["pacing"], pacing);
+        // one slot at a time could serve 1,000 ops/s: the schedule would fall
+        // seconds behind (p50 2.3 s before the slots overlapped); on an idle
+        // machine p50 is within 1% of 1 ms, with room here for a busy one
+        let p50 = op(&v, "READ")["response_time_ns"]["p50"].as_f64().unwrap();
+        assert!(
+            (1_000_000.0..=10_000_000.0).contains(&p50),
+            "{pacing}: response p50 {p50} ns against a 1 ms service time"
+        );
+        assert!(v["totals"]["ops_per_sec"].as_f64().unwrap() > 1800.0);
+        // spinning for the schedule is CPU, but not work, so the client is
+        // neither busy nor saturated by it
+        let limited = &v["client"]["limited"];
+        let busy = limited["worker_busy"].as_array().unwrap();
+        assert_eq!(busy.len(), 1);
+        assert!(busy[0].as_f64().unwrap() < 0.5, "{pacing}: {limited}");
+        assert!(
+            limited["cpu_of_usable"].as_f64().unwrap() < 0.5,
+            "{pacing}: {limited}"
+        );
+        if pacing == "sleep" {
+            // and by default the waits sleep: the thread is mostly idle
+            let cores = v["client"]["cpu_cores_used"].as_f64().unwrap();
+            assert!(cores < 0.5, "sleeping waits used {cores} cores");
+        }
+    }
+    // a spelling the runner does not know is refused, naming the choices
     let r = yardstick(
         dir.path(),
-        &[
-            "run",
-            "--db",
-            "null://?latency=1ms",
-            "-p",
-            "recordcount=100",
-            "--threads",
-            "1",
-            "--concurrency",
-            "4",
-            "--target",
-            "2000",
-            "--duration",
-            "2s",
-            "-q",
-            "--out",
-            "n.json",
-        ],
+        &["run", "--db", "null://", "-p", "pacing=busy", "-q"],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let v = read_json(&dir.path().join("n.json"));
-    // one slot at a time could serve 1,000 ops/s: the schedule would fall
-    // seconds behind (p50 2.3 s before the slots overlapped); on an idle
-    // machine p50 is within 1% of 1 ms, with room here for a busy one
-    let p50 = op(&v, "READ")["response_time_ns"]["p50"].as_f64().unwrap();
+    assert_ne!(r.code, 0);
     assert!(
-        (1_000_000.0..=10_000_000.0).contains(&p50),
-        "response p50 {p50} ns against a 1 ms service time"
-    );
-    assert!(v["totals"]["ops_per_sec"].as_f64().unwrap() > 1800.0);
-    // the slots spin for the schedule in their last 2 ms: CPU, but not
-    // work, so the client is neither busy nor saturated by it
-    let limited = &v["client"]["limited"];
-    let busy = limited["worker_busy"].as_array().unwrap();
-    assert_eq!(busy.len(), 1);
-    assert!(busy[0].as_f64().unwrap() < 0.5, "{limited}");
-    assert!(
-        limited["cpu_of_usable"].as_f64().unwrap() < 0.5,
-        "{limited}"
+        r.stderr.contains("pacing") && r.stderr.contains("spin"),
+        "{}",
+        r.stderr
     );
 }
 

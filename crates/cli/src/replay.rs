@@ -190,6 +190,7 @@ pub(crate) fn execute(
         timetable: Some(table),
         rate_schedule: None,
         faults,
+        pacing: config.pacing,
     };
     let opts = OpenOptions {
         schema: config.schema(),

@@ -173,6 +173,7 @@ fn spec(threads: usize, concurrency: usize, c: &CoreConfig) -> RunSpec {
         timetable: None,
         rate_schedule: None,
         faults: Vec::new(),
+        pacing: c.pacing,
     }
 }
 

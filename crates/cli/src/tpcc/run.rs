@@ -223,6 +223,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         timetable: None,
         rate_schedule: None,
         faults: Vec::new(),
+        pacing: Default::default(),
     };
     if !a.quiet {
         eprintln!(

@@ -29,7 +29,7 @@ mod ycsb;
 pub use record::{Origin, Recording, Traced};
 pub use sampler::{rate_points, IntervalPoint, IntervalView, PointOp, RunOutput};
 pub use schedule::{Schedule, ScheduleError, StepRate};
-pub use spec::{signal_name, Control, RunSpec, SpecError};
+pub use spec::{signal_name, Control, Pacing, RunSpec, SpecError};
 pub use work::{SlotId, Stepped, Work};
 pub use ycsb::Ycsb;
 

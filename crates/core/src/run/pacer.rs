@@ -118,7 +118,7 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
             let wake = t - margin;
             std::thread::sleep(wake - now);
             woke(wake);
-        } else {
+        } else if super::timerfd::sleeps() {
             spun_for_margin();
         }
         let spin = Instant::now();
@@ -132,16 +132,17 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
 }
 
 /// Waits until `t` without holding the thread, ending within microseconds
-/// of `t`. On worker threads a kernel timer (timerfd) wakes the slot this
-/// thread's [`wake_margin`] before `t`; elsewhere the runtime's timer, which
-/// fires up to ~2 ms late, sleeps to 2 ms before `t`. The rest is spent
+/// of `t`. On worker threads with `pacing=sleep` a kernel timer (timerfd)
+/// wakes the slot this thread's [`wake_margin`] before `t`; elsewhere (and
+/// with `pacing=spin`) the runtime's timer, which fires up to ~2 ms late,
+/// sleeps to 2 ms before `t`. The rest is spent
 /// yielding to the thread's other tasks. The pacer's shared slots and
 /// `null://`'s simulated latency wait this way.
 pub async fn sleep_until_precisely(t: Instant) {
     let now = Instant::now();
     let margin = wake_margin();
     let mut slept = false;
-    if super::timerfd::available() {
+    if super::timerfd::sleeps() {
         if t.saturating_duration_since(now) > margin {
             let wake = t - margin;
             slept = super::timerfd::sleep_until(wake).await.is_ok();
@@ -320,6 +321,35 @@ mod tests {
     }
 
     #[test]
+    fn the_wake_margin_follows_late_wake_ups_and_forgets_a_hiccup() {
+        std::thread::spawn(|| {
+            let seeded = wake_margin();
+            // wake-ups 10 µs late, steadily: the margin shrinks toward them
+            for _ in 0..200 {
+                woke(Instant::now() - Duration::from_micros(10));
+            }
+            let steady = wake_margin();
+            assert!(steady < seeded, "{steady:?} >= {seeded:?}");
+            assert!(steady >= Duration::from_micros(9), "{steady:?}");
+            // one 50 ms preemption counts as 200 µs, not 50 ms
+            woke(Instant::now() - Duration::from_millis(50));
+            let hiccup = wake_margin();
+            assert!(hiccup < Duration::from_micros(200), "{hiccup:?}");
+            // waits spun whole because the margin was larger make it shrink
+            for _ in 0..100 {
+                spun_for_margin();
+            }
+            assert!(
+                wake_margin() <= Duration::from_micros(10),
+                "{:?}",
+                wake_margin()
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn waiting_reaches_the_intended_time() {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -330,5 +360,25 @@ mod tests {
             rt.block_on(wait_until(t, alone));
             assert!(Instant::now() >= t);
         }
+        // a worker thread: its slots sleep on kernel timers, the thread idle
+        std::thread::spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            super::super::timerfd::sleep_precisely_on_this_thread();
+            let cpu0 = crate::run::cpu::thread_cpu_time();
+            let t = Instant::now() + Duration::from_millis(200);
+            rt.block_on(futures_util::future::join(
+                sleep_until_precisely(t),
+                sleep_until_precisely(t),
+            ));
+            assert!(Instant::now() >= t);
+            let used = crate::run::cpu::thread_cpu_time() - cpu0;
+            // yield-spinning the last 2 ms and more would show; sleeping does not
+            assert!(used < Duration::from_millis(100), "{used:?}");
+        })
+        .join()
+        .unwrap();
     }
 }

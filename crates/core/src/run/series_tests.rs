@@ -72,6 +72,7 @@ fn spec(warmup: Duration, target: Option<f64>) -> RunSpec {
         timetable: None,
         rate_schedule: None,
         faults: Vec::new(),
+        pacing: Default::default(),
     }
 }
 

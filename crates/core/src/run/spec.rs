@@ -45,6 +45,21 @@ pub struct RunSpec {
     pub rate_schedule: Option<Arc<super::schedule::Schedule>>,
     /// `--at`: commands run at offsets into the measured phase.
     pub faults: Vec<super::faults::Fault>,
+    /// How paced slots (and `null://`'s latency) wait.
+    pub pacing: Pacing,
+}
+
+/// How a paced slot waits for its intended start (property `pacing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pacing {
+    /// On a kernel timer that wakes it just before the start, then spins the
+    /// last microseconds: the thread sleeps, a start is late only when the
+    /// host wakes the thread later than it recently did.
+    #[default]
+    Sleep,
+    /// Sleeps to 2 ms before the start and yields through the rest: starts
+    /// within a microsecond, a core busy while any slot of the thread waits.
+    Spin,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -99,6 +114,7 @@ impl RunSpec {
             timetable: None,
             rate_schedule: None,
             faults: Vec::new(),
+            pacing: c.pacing,
             expected_ops: match phase {
                 Phase::Load => Some(c.insert_count),
                 Phase::Run => operation_count,

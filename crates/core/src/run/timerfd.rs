@@ -20,15 +20,16 @@ thread_local! {
 }
 
 /// Marks this thread as one whose tasks run on a runtime with IO enabled
-/// (a worker thread) and makes its sleeps precise.
-pub(crate) fn precise_on_this_thread() {
+/// (a worker thread) and whose waits sleep (`pacing=sleep`), and makes its
+/// sleeps precise.
+pub(crate) fn sleep_precisely_on_this_thread() {
     REACTOR.with(|r| r.set(true));
     // SAFETY: prctl with PR_SET_TIMERSLACK takes an integer and touches no memory.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
-/// Whether [`sleep_until`] can be used on this thread.
-pub(crate) fn available() -> bool {
+/// Whether this thread's waits sleep on [`sleep_until`] (else they spin).
+pub(crate) fn sleeps() -> bool {
     REACTOR.with(|r| r.get())
 }
 

@@ -118,6 +118,7 @@ mod tests {
             timetable: None,
             rate_schedule: None,
             faults: Vec::new(),
+            pacing: Default::default(),
         }
     }
 

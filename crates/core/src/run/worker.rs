@@ -104,8 +104,8 @@ pub(crate) fn run_worker<W: Work>(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    if rt.is_ok() {
-        super::timerfd::precise_on_this_thread();
+    if rt.is_ok() && ctx.spec.pacing == super::spec::Pacing::Sleep {
+        super::timerfd::sleep_precisely_on_this_thread();
     }
     let mut slots = Vec::new();
     match &rt {

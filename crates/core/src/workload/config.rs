@@ -97,6 +97,8 @@ pub struct CoreConfig {
     pub insert_mode: InsertMode,
     pub update_mode: UpdateMode,
     pub status_interval: Duration,
+    /// How paced operations wait for their starts.
+    pub pacing: crate::run::Pacing,
 }
 
 fn invalid(msg: impl Into<String>) -> PropertyError {
@@ -426,6 +428,10 @@ impl CoreConfig {
             insert_mode,
             update_mode,
             status_interval: Duration::from_secs_f64(si),
+            pacing: match props.get_choice(p::PACING, &["sleep", "spin"])? {
+                "spin" => crate::run::Pacing::Spin,
+                _ => crate::run::Pacing::Sleep,
+            },
         })
     }
 

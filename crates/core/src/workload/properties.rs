@@ -70,6 +70,7 @@ props! {
     INSERT_SEMANTICS = "insert.semantics", "insert", "what an insert is: insert (fails on an existing key) or upsert (blind write)";
     UPDATE_SEMANTICS = "update.semantics", "update", "what an update is: update (the record must exist) or upsert (blind write)";
     STATUS_INTERVAL = "status.interval", "1", "seconds between status lines and time-series points (0.1 to 3600); --status-interval sets it";
+    PACING = "pacing", "sleep", "how a paced operation (--target) waits for its start: sleep (a kernel timer wakes it just before; the client leaves its cores to a server beside it) or spin (yields through the last 2 ms: starts within a microsecond even on a noisy host, a core busy while any operation waits; for a client machine of its own)";
 }
 
 /// YCSB properties that have no effect in yardstick: accepted with a warning so
