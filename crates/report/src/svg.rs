@@ -153,11 +153,26 @@ fn legend(out: &mut String, names: &[(String, &str, bool)], y0: f64) -> f64 {
             out,
             r#"<text x="{:.1}" y="{y:.1}" font-size="11">{}</text>"#,
             x + 18.0,
-            escape(&name.chars().take(48).collect::<String>())
+            escape(&shorten(name, 48))
         );
         x += w;
     }
     y + LEGEND_ROW
+}
+
+/// `name` in at most `max` characters: a long one keeps its start and its
+/// end, where the legends put what tells lines of one target apart (the
+/// operation, "service time").
+fn shorten(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    let tail = (max - 1) / 2;
+    let head = max - 1 - tail;
+    let start: String = name.chars().take(head).collect();
+    let end: String = name.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
 }
 
 fn legend_height(names: &[(String, &str, bool)]) -> f64 {
@@ -428,6 +443,17 @@ impl LineChart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_legend_names_keep_what_tells_them_apart() {
+        let url = "redis://:***@127.0.0.1:56379?model=string&prefix=i19:";
+        let a = shorten(&format!("{url} · READ"), 48);
+        let b = shorten(&format!("{url} · READ service time"), 48);
+        assert_eq!(a.chars().count(), 48);
+        assert!(a.starts_with("redis://") && a.ends_with("· READ"), "{a}");
+        assert!(b.ends_with("READ service time") && a != b, "{b}");
+        assert_eq!(shorten("short · READ", 48), "short · READ");
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {
