@@ -94,9 +94,8 @@ impl<S: Session> Session for Bounded<S> {
         fields: Fields,
         out: &mut ScanRows,
     ) -> Outcome {
-        let inner = &mut self.inner;
-        let r = within(&mut self.timer, self.limit, move || {
-            inner.scan(start, count, fields, out)
+        let r = within(&mut self.timer, self.limit, || {
+            self.inner.scan(start, count, fields, out)
         })
         .await;
         self.finish(r)

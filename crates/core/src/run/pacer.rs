@@ -112,13 +112,22 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
         return;
     }
     if alone_on_thread {
-        let margin = wake_margin();
-
-        if t - now > margin {
+        // pacing=spin keeps its fixed margin of 100 µs, and sleeps only
+        // for waits over twice that
+        let sleeps = super::timerfd::sleeps();
+        let (margin, least) = if sleeps {
+            let m = wake_margin();
+            (m, m)
+        } else {
+            (Duration::from_micros(100), Duration::from_micros(200))
+        };
+        if t - now > least {
             let wake = t - margin;
             std::thread::sleep(wake - now);
-            woke(wake);
-        } else if super::timerfd::sleeps() {
+            if sleeps {
+                woke(wake);
+            }
+        } else if sleeps {
             spun_for_margin();
         }
         let spin = Instant::now();
@@ -135,14 +144,14 @@ pub(crate) async fn wait_until(t: Instant, alone_on_thread: bool) {
 /// of `t`. On worker threads with `pacing=sleep` a kernel timer (timerfd)
 /// wakes the slot this thread's [`wake_margin`] before `t`; elsewhere (and
 /// with `pacing=spin`) the runtime's timer, which fires up to ~2 ms late,
-/// sleeps to 2 ms before `t`. The rest is spent
-/// yielding to the thread's other tasks. The pacer's shared slots and
-/// `null://`'s simulated latency wait this way.
+/// sleeps to 2 ms before `t`. The rest is spent yielding to the thread's
+/// other tasks. The pacer's shared slots and `null://`'s simulated latency
+/// wait this way.
 pub async fn sleep_until_precisely(t: Instant) {
     let now = Instant::now();
-    let margin = wake_margin();
     let mut slept = false;
     if super::timerfd::sleeps() {
+        let margin = wake_margin();
         if t.saturating_duration_since(now) > margin {
             let wake = t - margin;
             slept = super::timerfd::sleep_until(wake).await.is_ok();
