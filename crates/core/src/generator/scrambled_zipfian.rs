@@ -40,10 +40,18 @@ impl ScrambledZipfian {
         self.min + self.modulo.of(fnvhash64(rank))
     }
 
-    #[inline]
+    /// One value; the runner draws them with `fill`.
+    #[cfg(test)]
     pub(crate) fn next(&mut self, rng: &mut Rng) -> u64 {
         let rank = self.gen.next(rng);
         self.key_of_rank(rank)
+    }
+
+    /// `out.len()` values, as that many `next` calls draw them, in stages.
+    #[inline]
+    pub(crate) fn fill(&mut self, rng: &mut Rng, out: &mut [u64]) {
+        self.gen.fill(rng, out);
+        out.iter_mut().for_each(|o| *o = self.key_of_rank(*o));
     }
 
     #[cfg(test)]
@@ -107,5 +115,18 @@ mod tests {
         let g = ScrambledZipfian::new(0, 99, 0.8);
         let z = zipfian::zeta(ITEM_COUNT, 0.8);
         assert!((g.ranks().zetan() - z).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_filled_batch_is_the_values_next_draws() {
+        let mut a = ScrambledZipfian::new(10, 1_000_009, zipfian::DEFAULT_THETA);
+        let mut b = a.clone();
+        let (mut ra, mut rb) = (Rng::new(3), Rng::new(3));
+        let mut batch = [0u64; 16];
+        for _ in 0..100 {
+            a.fill(&mut ra, &mut batch);
+            let one_by_one: Vec<u64> = (0..16).map(|_| b.next(&mut rb)).collect();
+            assert_eq!(batch.to_vec(), one_by_one);
+        }
     }
 }

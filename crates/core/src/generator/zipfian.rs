@@ -187,6 +187,19 @@ impl Zipfian {
         self.next_over(rng, self.items)
     }
 
+    /// `out.len()` values over the configured item count, as that many
+    /// `next` calls draw them, in stages (every uniform draw, then every
+    /// value) so that the values' chains of multiplications overlap.
+    #[inline]
+    pub(crate) fn fill(&mut self, rng: &mut Rng, out: &mut [u64]) {
+        if self.items != self.count_for_zeta {
+            self.resize(self.items);
+        }
+        out.iter_mut().for_each(|o| *o = rng.next_f64().to_bits());
+        out.iter_mut()
+            .for_each(|o| *o = self.rank_of(f64::from_bits(*o), self.items));
+    }
+
     /// Next value over `itemcount` items, growing zeta incrementally when the item
     /// count changed since the last call (YCSB's `nextLong(itemcount)`).
     #[inline]

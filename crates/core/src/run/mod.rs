@@ -19,6 +19,7 @@ mod record;
 pub mod replay;
 pub(crate) mod sampler;
 pub mod schedule;
+mod slots;
 pub mod spec;
 mod timerfd;
 pub mod verify;

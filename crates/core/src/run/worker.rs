@@ -195,7 +195,7 @@ pub(crate) fn run_worker<W: Work>(
     let (ends, abandoned) = rt.block_on(async {
         let all = async {
             let (all, flusher) = (
-                std::pin::pin!(futures_util::future::join_all(loops)),
+                std::pin::pin!(super::slots::Slots::new(loops)),
                 std::pin::pin!(flusher),
             );
             match futures_util::future::select(all, flusher).await {

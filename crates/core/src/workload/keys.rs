@@ -8,46 +8,87 @@ use crate::generator::fnvhash64;
 /// zeros to `zeropadding` digits.
 #[inline]
 pub(crate) fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mut Vec<u8>) {
-    let n = if ordered { keynum } else { fnvhash64(keynum) };
-    // four digits per division, as integer formatters do (half the
-    // dependent divisions of two at a time)
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut v = n;
-    while v >= 10_000 {
-        let quad = (v % 10_000) as usize;
-        v /= 10_000;
-        let (hi, lo) = (quad / 100 * 2, quad % 100 * 2);
-        i -= 4;
-        digits[i..i + 2].copy_from_slice(&PAIRS[hi..hi + 2]);
-        digits[i + 2..i + 4].copy_from_slice(&PAIRS[lo..lo + 2]);
+    KeyDigits::of(keynum, ordered).write_key(zeropadding, buf);
+}
+
+/// The decimal digits of a key's number, right-aligned: what a key is
+/// besides its prefix and padding, cheap to compute ahead and to copy.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyDigits {
+    digits: [u8; 24],
+    start: u8,
+}
+
+/// The eight decimal digits of `v` (below 10^8) as bytes 0-9, the most
+/// significant first (in memory order), converted in parallel lanes of one
+/// register: two divisions into 4-digit lanes, then 2-digit, then digits
+/// (the SWAR method of integer formatters).
+#[inline]
+fn eight_digits(v: u32) -> u64 {
+    let (hi, lo) = (v / 10_000, v % 10_000);
+    let x = hi as u64 | (lo as u64) << 32;
+    // lanes below 10,000: x / 100 is (x * 10486) >> 20, with no carry between lanes
+    let q = ((x * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let x = q | (x - q * 100) << 16;
+    // lanes below 100: x / 10 is (x * 103) >> 10
+    let t = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
+    t | (x - t * 10) << 8
+}
+
+impl KeyDigits {
+    /// The digits of record `keynum`'s number: hashed unless `ordered`.
+    #[inline]
+    pub(crate) fn of(keynum: u64, ordered: bool) -> KeyDigits {
+        Self::of_number(Self::number(keynum, ordered))
     }
-    let mut v = v as usize;
-    if v >= 100 {
-        let lo = v % 100 * 2;
-        v /= 100;
-        i -= 2;
-        digits[i..i + 2].copy_from_slice(&PAIRS[lo..lo + 2]);
+
+    /// The number a key prints for record `keynum`: hashed unless `ordered`.
+    #[inline]
+    pub(crate) fn number(keynum: u64, ordered: bool) -> u64 {
+        if ordered {
+            keynum
+        } else {
+            fnvhash64(keynum)
+        }
     }
-    if v >= 10 {
-        i -= 2;
-        digits[i..i + 2].copy_from_slice(&PAIRS[v * 2..v * 2 + 2]);
-    } else {
-        i -= 1;
-        digits[i] = b'0' + v as u8;
+
+    /// The digits of `n`.
+    #[inline]
+    pub(crate) fn of_number(n: u64) -> KeyDigits {
+        const E8: u64 = 100_000_000;
+        let (top, rest) = (n / (E8 * E8), n % (E8 * E8));
+        let chunks = [
+            eight_digits(top as u32),
+            eight_digits((rest / E8) as u32),
+            eight_digits((rest % E8) as u32),
+        ];
+        let mut digits = [0u8; 24];
+        for (d, c) in digits.chunks_exact_mut(8).zip(chunks) {
+            d.copy_from_slice(&(c | 0x3030_3030_3030_3030).to_le_bytes());
+        }
+        // leading zero digits are the low zero bytes of the first chunk that
+        // has a digit; 0 keeps its last digit
+        let start = match chunks.iter().position(|&c| c != 0) {
+            Some(i) => 8 * i + (chunks[i].trailing_zeros() / 8) as usize,
+            None => 23,
+        };
+        KeyDigits {
+            digits,
+            start: start as u8,
+        }
     }
-    let len = digits.len() - i;
-    buf.clear();
-    buf.extend_from_slice(b"user");
-    for _ in len..zeropadding {
-        buf.push(b'0');
+
+    /// `user`, zeros up to `zeropadding` digits, the digits.
+    #[inline]
+    pub(crate) fn write_key(&self, zeropadding: usize, buf: &mut Vec<u8>) {
+        let digits = &self.digits[self.start as usize..];
+        buf.clear();
+        buf.extend_from_slice(b"user");
+        for _ in digits.len()..zeropadding {
+            buf.push(b'0');
+        }
+        buf.extend_from_slice(digits);
     }
-    buf.extend_from_slice(&digits[i..]);
 }
 
 /// Java's `String.hashCode` over ASCII text.

@@ -1,5 +1,6 @@
 //! The YCSB core workload: properties, configuration, keys and the per-slot
 //! operation stream.
+mod ahead;
 pub mod config;
 pub mod keys;
 pub mod ledger;

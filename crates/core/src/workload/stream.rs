@@ -1,6 +1,7 @@
 //! One operation stream per in-flight slot: its own RNG (derived from the run
 //! seed and the slot's path) and generators, plus the state all slots of one
 //! process share (the load counter and the acknowledged insert counter).
+use super::ahead::{Fixed, KeysAhead};
 use super::config::{CoreConfig, LengthDistribution, RequestDistribution};
 use super::keys::{build_key, deterministic_value};
 use super::ledger::InsertLedger;
@@ -67,12 +68,14 @@ impl SharedState {
     }
 }
 
+/// The path of the keys' own generator under a slot's seed.
+const KEYS_SEED: u64 = 0x6b65_7973; // "keys"
+
 #[derive(Debug, Clone)]
 enum KeyChooser {
-    Uniform(Uniform),
-    Zipfian(ScrambledZipfian),
+    /// Uniform, Zipfian and hotspot keys, drawn ahead.
+    Ahead(Box<KeysAhead>),
     Latest(SkewedLatest),
-    Hotspot(Hotspot),
     Sequential,
     Exponential(Exponential),
 }
@@ -109,18 +112,25 @@ impl Stream {
         let c = &shared.config;
         let lo = c.insert_start;
         let hi = (c.insert_start + c.insert_count).max(lo + 1) - 1;
+        let ahead = |dist| {
+            KeyChooser::Ahead(Box::new(KeysAhead::new(
+                dist,
+                crate::rng::derive_seed(seed, &[KEYS_SEED]),
+                c,
+            )))
+        };
         let keys = match c.request_distribution {
-            RequestDistribution::Uniform => KeyChooser::Uniform(Uniform::new(lo, hi)),
+            RequestDistribution::Uniform => ahead(Fixed::Uniform(Uniform::new(lo, hi))),
             RequestDistribution::Zipfian { theta } => {
                 // YCSB sizes the key space for the expected inserts (x2) so the
                 // popular keys do not move as the table grows.
                 let expected_new =
                     (c.operation_count as f64 * c.proportion(OpKind::Insert) * 2.0) as u64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(
+                ahead(Fixed::Zipfian(ScrambledZipfian::new(
                     lo,
                     lo + c.insert_count + expected_new,
                     theta,
-                ))
+                )))
             }
             RequestDistribution::Latest { growth } => {
                 KeyChooser::Latest(SkewedLatest::new(c.record_count.saturating_sub(1), growth))
@@ -128,7 +138,12 @@ impl Stream {
             RequestDistribution::Hotspot {
                 data_fraction,
                 opn_fraction,
-            } => KeyChooser::Hotspot(Hotspot::new(lo, hi, data_fraction, opn_fraction)),
+            } => ahead(Fixed::Hotspot(Hotspot::new(
+                lo,
+                hi,
+                data_fraction,
+                opn_fraction,
+            ))),
             RequestDistribution::Sequential => KeyChooser::Sequential,
             RequestDistribution::Exponential { percentile, frac } => {
                 KeyChooser::Exponential(Exponential::new(percentile, c.record_count as f64 * frac))
@@ -176,10 +191,8 @@ impl Stream {
         let limit = limit as u64;
         loop {
             let k = match &mut self.keys {
-                KeyChooser::Uniform(g) => g.next(&mut self.rng),
-                KeyChooser::Zipfian(g) => g.next(&mut self.rng),
+                KeyChooser::Ahead(a) => return a.next(&shared.config, limit),
                 KeyChooser::Latest(g) => return g.next(&mut self.rng, limit),
-                KeyChooser::Hotspot(g) => g.next(&mut self.rng),
                 KeyChooser::Sequential => match &shared.sequential {
                     Some(s) => s.next(),
                     None => 0,
@@ -287,6 +300,11 @@ impl Stream {
     #[inline]
     pub fn key(&self, shared: &SharedState, keynum: u64, buf: &mut Vec<u8>) {
         let c = &shared.config;
+        if let KeyChooser::Ahead(a) = &self.keys {
+            if let Some(d) = a.digits_of(keynum) {
+                return d.write_key(c.zero_padding, buf);
+            }
+        }
         build_key(
             instance_key(c, keynum),
             c.zero_padding,
