@@ -58,6 +58,9 @@ struct State {
     /// The call whose waker the socket holds for readability (the latest to
     /// find nothing to read): when it leaves, another waiting call takes over.
     reader: Option<u64>,
+    /// The call that appended first since the last write and yielded: its
+    /// next poll writes what the others appended meanwhile.
+    flusher: Option<u64>,
     broken: Option<Broken>,
 }
 
@@ -91,6 +94,7 @@ impl Pipe {
                 slots: VecDeque::new(),
                 answered: 0,
                 reader: None,
+                flusher: None,
                 broken: None,
             }),
         });
@@ -119,28 +123,43 @@ impl Pipe {
 
     /// Sends one command (its arguments) and waits for its reply.
     pub(super) async fn call(&self, args: &[&[u8]]) -> Result<Reply, Broken> {
-        let ticket = {
+        let (ticket, flushes) = {
             let mut st = self.st.borrow_mut();
             if let Some(b) = &st.broken {
                 return Err(b.clone());
             }
             encode(&mut st.out, args);
             st.slots.push_back(Slot::Waiting(None));
-            st.head + st.slots.len() as u64 - 1
+            let ticket = st.head + st.slots.len() as u64 - 1;
+            let flushes = st.flusher.is_none();
+            if flushes {
+                st.flusher = Some(ticket);
+            }
+            (ticket, flushes)
         };
         let mut guard = Pending {
             pipe: self,
             ticket,
             done: false,
         };
-        // the first poll returns at once, so the other sessions of the thread
-        // add their commands before one write takes them all
-        let mut yielded = false;
+        // The first to append yields at once, so the other sessions of the
+        // thread add their commands before its next poll writes them all;
+        // the others wait for their replies without a poll of their own
+        // meanwhile (a poll runs the whole chain of the operation's futures).
+        let mut first = true;
         let r = std::future::poll_fn(|cx| {
-            if !yielded {
-                yielded = true;
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
+            if std::mem::take(&mut first) {
+                if flushes {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                let mut st = self.st.borrow_mut();
+                if st.flusher.is_some() && st.broken.is_none() {
+                    if let Some(Slot::Waiting(w)) = st.slot_mut(ticket) {
+                        *w = Some(cx.waker().clone());
+                        return Poll::Pending;
+                    }
+                }
             }
             self.poll_reply(ticket, cx)
         })
@@ -196,6 +215,7 @@ impl Pipe {
         }
         st.out.clear();
         st.written = 0;
+        st.flusher = None;
         Ok(())
     }
 
@@ -254,13 +274,26 @@ impl State {
         }
     }
 
-    /// `ticket`'s caller is gone: when the socket would have woken it, one
-    /// caller still owed a reply is woken to take its place.
+    /// `ticket`'s caller is gone: when the socket would have woken it, or
+    /// it was to write what others appended, one caller still owed a reply
+    /// is woken to take its place.
     fn left(&mut self, ticket: u64) {
-        if self.reader != Some(ticket) {
-            return;
+        let mut replace = false;
+        if self.reader == Some(ticket) {
+            self.reader = None;
+            replace = true;
         }
-        self.reader = None;
+        if self.flusher == Some(ticket) {
+            self.flusher = None;
+            replace = true;
+        }
+        if replace {
+            self.wake_one_waiting();
+        }
+    }
+
+    /// Wakes one call still owed a reply, to read (or write) for the others.
+    fn wake_one_waiting(&mut self) {
         let waiting = self
             .slots
             .iter_mut()

@@ -1,4 +1,5 @@
 use super::*;
+use std::future::Future;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -125,6 +126,44 @@ fn an_abandoned_call_keeps_its_place_and_the_next_gets_its_own_reply() {
             );
             assert!(a.is_err());
             assert_eq!(b, Ok(Reply::Bulk(b"yx".to_vec())));
+            drop(p);
+        };
+        tokio::join!(server, client);
+    });
+}
+
+/// Counts its wakes.
+#[derive(Default)]
+struct Wakes(std::sync::atomic::AtomicUsize);
+
+impl futures_util::task::ArcWake for Wakes {
+    fn wake_by_ref(this: &std::sync::Arc<Self>) {
+        this.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_call_gone_before_its_write_leaves_the_write_to_one_still_waiting() {
+    run(async {
+        let (p, server, _) = pipe_and_server().await;
+        let client = async {
+            // the first appends and yields to write later; the second waits for that write
+            let mut first = Box::pin(get(&p, "one"));
+            let mut second = Box::pin(get(&p, "two"));
+            let wakes = std::sync::Arc::new(Wakes::default());
+            let waker = futures_util::task::waker(wakes.clone());
+            let mut cx = std::task::Context::from_waker(&waker);
+            assert!(first.as_mut().poll(&mut cx).is_pending());
+            let before = wakes.0.load(std::sync::atomic::Ordering::SeqCst);
+            assert!(second.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(wakes.0.load(std::sync::atomic::Ordering::SeqCst), before, "the second waits");
+            drop(first);
+            // the second is woken to write in its place
+            assert_eq!(wakes.0.load(std::sync::atomic::Ordering::SeqCst), before + 1);
+            let r = tokio::time::timeout(Duration::from_secs(5), second).await;
+            assert_eq!(r.expect("the second wrote both"), Ok(Reply::Bulk(b"owt".to_vec())));
+            // the first's reply went nowhere: the next call gets its own
+            assert_eq!(get(&p, "abc").await, Ok(Reply::Bulk(b"cba".to_vec())));
             drop(p);
         };
         tokio::join!(server, client);
