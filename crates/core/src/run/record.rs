@@ -210,6 +210,19 @@ impl WorkerState {
         start: u64,
         end: u64,
     ) -> Instant {
+        self.record_timed(kind, out, origin, start, end).0
+    }
+
+    /// [`Self::record`], also giving the call's service time in ns.
+    #[inline]
+    fn record_timed(
+        &mut self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        start: u64,
+        end: u64,
+    ) -> (Instant, u64) {
         let service = self.clock.delta_as_nanos(start, end);
         let end = match origin {
             Origin::Intended(t) => {
@@ -240,7 +253,7 @@ impl WorkerState {
         if out.status.is_error() {
             self.error(out.status, end);
         }
-        end
+        (end, service)
     }
 
     /// Records an operation as [`Self::record`] does, and writes it to the
@@ -257,7 +270,6 @@ impl WorkerState {
         if self.trace.is_none() {
             return self.record(kind, out, origin, start, end);
         }
-        let latency_ns = self.clock.delta_as_nanos(traced.first, end);
         // stamps are mapped through the interval's anchor, as intervals are,
         // so a trace's starts and intended starts agree to within ns
         let (at, raw) = (self.anchor_since_t0, self.anchor.1);
@@ -271,7 +283,13 @@ impl WorkerState {
             Origin::Intended(t) => Some(t.saturating_duration_since(self.t0).as_nanos() as u64),
             Origin::Stamp(_) => None,
         };
-        let done = self.record(kind, out, origin, start, end);
+        let (done, service) = self.record_timed(kind, out, origin, start, end);
+        // one attempt (the usual case): the response time is the service time
+        let latency_ns = if traced.first == start {
+            service
+        } else {
+            self.clock.delta_as_nanos(traced.first, end)
+        };
         if let Some(t) = &mut self.trace {
             t.push(&crate::trace::Entry {
                 op: kind,
@@ -478,5 +496,64 @@ mod tests {
         assert_eq!(iv.index_of(ms - Duration::from_millis(1001)), -2);
         assert_eq!(iv.start_of(-1), ms - Duration::from_secs(1));
         assert_eq!(iv.start_of(2), ms + Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_traced_operation_carries_its_response_time_from_the_first_attempt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.trace");
+        let sink = Arc::new(crate::trace::Sink::create(&path, &Default::default()).unwrap());
+        sink.started(std::time::SystemTime::now());
+        let (tx, _rx) = mpsc::channel();
+        let t0 = Instant::now();
+        let iv = Intervals {
+            measure_start: t0,
+            length: Duration::from_secs(1),
+        };
+        let clock = quanta::Clock::new();
+        let budget = Arc::new(ErrorBudget::default());
+        let mut ws = WorkerState::new(0, iv, t0, tx, clock.clone(), budget, None);
+        ws.trace = Some(sink.worker());
+        let stamp = |from: u64, ns: u64| {
+            // the raw stamp `ns` after `from`, as the clock counts
+            let mut to = from;
+            while clock.delta_as_nanos(from, to) < ns {
+                to += 1 + (ns - clock.delta_as_nanos(from, to)) / 4;
+            }
+            to
+        };
+        let first = clock.raw();
+        let (retry, end) = (stamp(first, 30_000), stamp(first, 50_000));
+        let ok = Outcome::ok(1, 0);
+        let traced = |first| Traced {
+            key: b"k",
+            keynum: None,
+            first,
+            arg: 0,
+        };
+        // one attempt, then one retried: response from the first attempt's start
+        ws.record_traced(
+            OpKind::Read,
+            &ok,
+            Origin::Stamp(first),
+            (first, end),
+            traced(first),
+        );
+        ws.record_traced(
+            OpKind::Read,
+            &ok,
+            Origin::Stamp(first),
+            (retry, end),
+            traced(first),
+        );
+        drop(ws);
+        sink.finish();
+        let t = crate::trace::read(&path).unwrap();
+        let lat: Vec<u64> = t.ops.iter().map(|o| o.latency_ns).collect();
+        assert_eq!(lat.len(), 2);
+        assert!(
+            lat.iter().all(|&l| (50_000..50_100).contains(&l)),
+            "{lat:?}"
+        );
     }
 }
