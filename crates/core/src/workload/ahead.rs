@@ -7,7 +7,7 @@
 //! when it is used, exactly as a key drawn then would be.
 use super::config::CoreConfig;
 use super::keys::KeyDigits;
-use super::stream::instance_key;
+use super::stream::key_number;
 use crate::generator::{Hotspot, ScrambledZipfian, Uniform};
 use crate::rng::Rng;
 
@@ -83,7 +83,7 @@ impl KeysAhead {
         }
         let mut hashed = [0u64; AHEAD];
         for (h, &n) in hashed.iter_mut().zip(&self.nums) {
-            *h = KeyDigits::number(instance_key(c, n), c.ordered_inserts);
+            *h = key_number(c, n);
         }
         for (d, &h) in self.digits.iter_mut().zip(&hashed) {
             *d = KeyDigits::of_number(h);

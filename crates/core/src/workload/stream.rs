@@ -3,7 +3,7 @@
 //! process share (the load counter and the acknowledged insert counter).
 use super::ahead::{Fixed, KeysAhead};
 use super::config::{CoreConfig, LengthDistribution, RequestDistribution};
-use super::keys::{build_key, deterministic_value};
+use super::keys::{deterministic_value, KeyDigits};
 use super::ledger::InsertLedger;
 use crate::binding::{Fields, Record, WriteSet};
 use crate::generator::{
@@ -305,12 +305,7 @@ impl Stream {
                 return d.write_key(c.zero_padding, buf);
             }
         }
-        build_key(
-            instance_key(c, keynum),
-            c.zero_padding,
-            c.ordered_inserts,
-            buf,
-        );
+        KeyDigits::of_number(key_number(c, keynum)).write_key(c.zero_padding, buf);
     }
 
     /// Fills `out` with values for `fields` of record `key`: random printable
@@ -381,6 +376,14 @@ pub fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
     } else {
         keynum
     }
+}
+
+/// The number record `keynum`'s key prints: this instance's number, hashed
+/// unless inserts are ordered. Keys drawn ahead and keys built at use both
+/// come from here.
+#[inline]
+pub(super) fn key_number(c: &CoreConfig, keynum: u64) -> u64 {
+    KeyDigits::number(instance_key(c, keynum), c.ordered_inserts)
 }
 
 fn field_name(c: &CoreConfig, i: usize) -> String {
