@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 /// Outcome class of one operation; results count operations per status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// A whole word: the outcome's status is stored by the call and loaded by the
+// runner at once, and a wider load over a byte's store stalls the core.
+#[repr(u64)]
 pub enum Status {
     Ok,
     /// The key does not exist (a read, update or delete of a missing record).

@@ -106,6 +106,30 @@ impl Power {
             Power::Real(a) => x.powf(a),
         }
     }
+
+    /// [`Self::of`] of every value in place, bit by bit of the exponent
+    /// across all values (independent chains, run side by side); the same
+    /// multiplications in the same order per value, so the same results.
+    #[inline]
+    fn of_all<const N: usize>(self, xs: &mut [f64; N]) {
+        match self {
+            Power::Whole(mut n) => {
+                let mut acc = [1.0; N];
+                while n > 0 {
+                    let odd = n & 1 == 1;
+                    for (a, x) in acc.iter_mut().zip(xs.iter_mut()) {
+                        if odd {
+                            *a *= *x;
+                        }
+                        *x *= *x;
+                    }
+                    n >>= 1;
+                }
+                *xs = acc;
+            }
+            Power::Real(a) => xs.iter_mut().for_each(|x| *x = x.powf(a)),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -187,17 +211,20 @@ impl Zipfian {
         self.next_over(rng, self.items)
     }
 
-    /// `out.len()` values over the configured item count, as that many
-    /// `next` calls draw them, in stages (every uniform draw, then every
+    /// `N` values over the configured item count, as that many `next` calls
+    /// draw them, in stages (every uniform draw, every power, then every
     /// value) so that the values' chains of multiplications overlap.
     #[inline]
-    pub(crate) fn fill(&mut self, rng: &mut Rng, out: &mut [u64]) {
+    pub(crate) fn fill<const N: usize>(&mut self, rng: &mut Rng, out: &mut [u64; N]) {
         if self.items != self.count_for_zeta {
             self.resize(self.items);
         }
-        out.iter_mut().for_each(|o| *o = rng.next_f64().to_bits());
-        out.iter_mut()
-            .for_each(|o| *o = self.rank_of(f64::from_bits(*o), self.items));
+        let u: [f64; N] = std::array::from_fn(|_| rng.next_f64());
+        let mut pow = u.map(|u| self.eta * u - self.eta + 1.0);
+        self.alpha.of_all(&mut pow);
+        for ((o, u), p) in out.iter_mut().zip(u).zip(pow) {
+            *o = self.rank_with(u, p, self.items);
+        }
     }
 
     /// Next value over `itemcount` items, growing zeta incrementally when the item
@@ -213,6 +240,13 @@ impl Zipfian {
     /// The value for the uniform draw `u` over `itemcount` items (after `resize`).
     #[inline]
     fn rank_of(&self, u: f64, itemcount: u64) -> u64 {
+        self.rank_with(u, self.alpha.of(self.eta * u - self.eta + 1.0), itemcount)
+    }
+
+    /// The value for the uniform draw `u` whose power `(eta u - eta + 1)^alpha`
+    /// is `pow` (used past the first two items only).
+    #[inline]
+    fn rank_with(&self, u: f64, pow: f64, itemcount: u64) -> u64 {
         let uz = u * self.zetan;
         if uz < 1.0 {
             return self.base;
@@ -220,7 +254,7 @@ impl Zipfian {
         if uz < self.second_threshold {
             return self.base + 1;
         }
-        let rank = (itemcount as f64 * self.alpha.of(self.eta * u - self.eta + 1.0)) as u64;
+        let rank = (itemcount as f64 * pow) as u64;
         self.base + rank.min(itemcount - 1)
     }
 

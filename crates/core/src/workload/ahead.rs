@@ -7,7 +7,7 @@
 //! when it is used, exactly as a key drawn then would be.
 use super::config::CoreConfig;
 use super::keys::KeyDigits;
-use super::stream::key_number;
+use super::stream::key_numbers;
 use crate::generator::{Hotspot, ScrambledZipfian, Uniform};
 use crate::rng::Rng;
 
@@ -81,10 +81,8 @@ impl KeysAhead {
             Fixed::Zipfian(g) => g.fill(rng, &mut self.nums),
             Fixed::Hotspot(g) => self.nums.iter_mut().for_each(|n| *n = g.next(rng)),
         }
-        let mut hashed = [0u64; AHEAD];
-        for (h, &n) in hashed.iter_mut().zip(&self.nums) {
-            *h = key_number(c, n);
-        }
+        let mut hashed = self.nums;
+        key_numbers(c, &mut hashed);
         for (d, &h) in self.digits.iter_mut().zip(&hashed) {
             *d = KeyDigits::of_number(h);
         }

@@ -7,7 +7,7 @@ use super::keys::{deterministic_value, KeyDigits};
 use super::ledger::InsertLedger;
 use crate::binding::{Fields, Record, WriteSet};
 use crate::generator::{
-    AcknowledgedCounter, Counter, Discrete, Exponential, Hotspot, LengthGenerator,
+    fnvhash64_all, AcknowledgedCounter, Counter, Discrete, Exponential, Hotspot, LengthGenerator,
     ScrambledZipfian, Sequential, SkewedLatest, TextFiller, Uniform,
 };
 use crate::op::OpKind;
@@ -383,7 +383,19 @@ pub fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
 /// come from here.
 #[inline]
 pub(super) fn key_number(c: &CoreConfig, keynum: u64) -> u64 {
-    KeyDigits::number(instance_key(c, keynum), c.ordered_inserts)
+    let mut n = [keynum];
+    key_numbers(c, &mut n);
+    n[0]
+}
+
+/// [`key_number`] of every record number in place, in stages (the hashes'
+/// chains of multiplications side by side).
+#[inline]
+pub(super) fn key_numbers<const N: usize>(c: &CoreConfig, nums: &mut [u64; N]) {
+    nums.iter_mut().for_each(|n| *n = instance_key(c, *n));
+    if !c.ordered_inserts {
+        fnvhash64_all(nums);
+    }
 }
 
 fn field_name(c: &CoreConfig, i: usize) -> String {

@@ -83,25 +83,29 @@ pub(super) fn backoff(base: std::time::Duration, attempt: u32, salt: u64) -> std
     exp.mul_f64(jitter)
 }
 
-/// Runs `$call` (a future expression, re-evaluated per attempt) until it
-/// succeeds, fails for good, or `retry.limit` retries are spent. Evaluates to
-/// (outcome, first attempt's start, last attempt's start, last attempt's end):
-/// response time covers every attempt, service time the last one.
+/// Runs `$call` (a future expression, re-evaluated per attempt) into `$out`
+/// until it succeeds, fails for good, or `retry.limit` retries are spent.
+/// Evaluates to (first attempt's start, last attempt's start, last attempt's
+/// end): response time covers every attempt, service time the last one. The
+/// caller declares `$out`, so the outcome stays where the call put it (moved
+/// out of the loop with the stamps, it cost a stalled copy per operation).
 macro_rules! with_retries {
-    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $call:expr) => {
-        with_retries!($rec, $kind, $cfg, $salt, $call, |_| ())
+    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $out:ident = $call:expr) => {
+        with_retries!($rec, $kind, $cfg, $salt, $out = $call, |_| ())
     };
-    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $call:expr, $retried:expr) => {{
+    ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $out:ident = $call:expr, $retried:expr) => {{
         let mut attempt = 0u32;
         let mut first = None;
         loop {
-            let (out, start, end) = timed!($rec, $call);
+            let start = $rec.stamp();
+            $out = $call.await;
+            let end = $rec.stamp();
             let first = *first.get_or_insert(start);
-            if !retryable(out.status) || attempt >= $cfg.retry_limit || $rec.stopped() {
-                break (out, first, start, end);
+            if !retryable($out.status) || attempt >= $cfg.retry_limit || $rec.stopped() {
+                break (first, start, end);
             }
             #[allow(clippy::redundant_closure_call)]
-            ($retried)(out.status);
+            ($retried)($out.status);
             attempt += 1;
             $rec.retry($kind);
             tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
@@ -127,10 +131,17 @@ pub(super) async fn execute<S: Session>(
     let num = Some(instance_key(c, op.keynum));
     match op.kind {
         OpKind::Read => {
-            let (mut out, first, start, end) = with_retries!(rec, OpKind::Read, c, salt, {
-                b.record.clear();
-                s.read(&b.key, op.fields, &mut b.record)
-            });
+            let mut out;
+            let (first, start, end) = with_retries!(
+                rec,
+                OpKind::Read,
+                c,
+                salt,
+                out = {
+                    b.record.clear();
+                    s.read(&b.key, op.fields, &mut b.record)
+                }
+            );
             if out.status.is_ok()
                 && c.data_integrity
                 && !stream.verify(shared, &b.key, op.fields, &b.record)
@@ -146,10 +157,17 @@ pub(super) async fn execute<S: Session>(
             rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced)
         }
         OpKind::Scan => {
-            let (out, first, start, end) = with_retries!(rec, OpKind::Scan, c, salt, {
-                b.scan.clear();
-                s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
-            });
+            let mut out;
+            let (first, start, end) = with_retries!(
+                rec,
+                OpKind::Scan,
+                c,
+                salt,
+                out = {
+                    b.scan.clear();
+                    s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
+                }
+            );
             let traced = Traced {
                 key: &b.key,
                 keynum: num,
@@ -160,8 +178,14 @@ pub(super) async fn execute<S: Session>(
         }
         OpKind::Update => {
             stream.values(shared, &b.key, op.fields, &mut b.values);
-            let (out, first, start, end) =
-                with_retries!(rec, OpKind::Update, c, salt, s.update(&b.key, &b.values));
+            let mut out;
+            let (first, start, end) = with_retries!(
+                rec,
+                OpKind::Update,
+                c,
+                salt,
+                out = s.update(&b.key, &b.values)
+            );
             let traced = Traced {
                 key: &b.key,
                 keynum: num,
@@ -171,8 +195,9 @@ pub(super) async fn execute<S: Session>(
             rec.record_op(OpKind::Update, &out, origin(first), (start, end), traced)
         }
         OpKind::Delete => {
-            let (out, first, start, end) =
-                with_retries!(rec, OpKind::Delete, c, salt, s.delete(&b.key));
+            let mut out;
+            let (first, start, end) =
+                with_retries!(rec, OpKind::Delete, c, salt, out = s.delete(&b.key));
             let traced = Traced {
                 key: &b.key,
                 keynum: num,
@@ -185,12 +210,13 @@ pub(super) async fn execute<S: Session>(
             stream.values(shared, &b.key, Fields::All, &mut b.values);
             let keynum = [instance_key(c, op.keynum)];
             let mut pending = Pending::new(&shared.ledger, &keynum);
-            let (out, first, start, end) = with_retries!(
+            let mut out;
+            let (first, start, end) = with_retries!(
                 rec,
                 OpKind::Insert,
                 c,
                 salt,
-                s.insert(&b.key, &b.values),
+                out = s.insert(&b.key, &b.values),
                 |st| pending.attempt(st)
             );
             pending.settle(out.status);
@@ -246,10 +272,17 @@ pub(super) async fn execute<S: Session>(
             rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced)
         }
         OpKind::ReadModifyWrite => {
-            let (mut r, first, start, read_end) = with_retries!(rec, OpKind::Read, c, salt, {
-                b.record.clear();
-                s.read(&b.key, op.fields, &mut b.record)
-            });
+            let mut r;
+            let (first, start, read_end) = with_retries!(
+                rec,
+                OpKind::Read,
+                c,
+                salt,
+                r = {
+                    b.record.clear();
+                    s.read(&b.key, op.fields, &mut b.record)
+                }
+            );
             if r.status.is_ok()
                 && c.data_integrity
                 && !stream.verify(shared, &b.key, op.fields, &b.record)
@@ -258,8 +291,14 @@ pub(super) async fn execute<S: Session>(
             }
             rec.record(OpKind::Read, &r, origin(first), start, read_end);
             stream.values(shared, &b.key, op.write, &mut b.values);
-            let (u, ufirst, ustart, end) =
-                with_retries!(rec, OpKind::Update, c, salt, s.update(&b.key, &b.values));
+            let mut u;
+            let (ufirst, ustart, end) = with_retries!(
+                rec,
+                OpKind::Update,
+                c,
+                salt,
+                u = s.update(&b.key, &b.values)
+            );
             rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
             let overall = if !r.status.is_ok() { &r } else { &u };
             let whole = Outcome {
