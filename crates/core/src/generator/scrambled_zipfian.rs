@@ -3,7 +3,7 @@
 //! the key range, so popular keys are scattered rather than clustered at the
 //! start of the key space. With the same range, yardstick and YCSB pick the
 //! same popular keys.
-use super::{fnvhash64, fnvhash64_all, zipfian, FastMod};
+use super::{fnvhash64_all, zipfian, FastMod};
 use crate::rng::Rng;
 
 /// Number of ranks YCSB draws from before scrambling.
@@ -37,7 +37,7 @@ impl ScrambledZipfian {
     /// The key that popularity rank `rank` maps to (`fill` maps a batch).
     #[cfg(test)]
     pub(crate) fn key_of_rank(&self, rank: u64) -> u64 {
-        self.min + self.modulo.of(fnvhash64(rank))
+        self.min + self.modulo.of(super::fnvhash64(rank))
     }
 
     /// One value; the runner draws them with `fill`.
