@@ -120,13 +120,7 @@ impl RedisSession {
 
     /// Sends `args` over the pipe, reconnecting once when the last one broke.
     async fn resp_call(&mut self, args: &[&[u8]]) -> Result<Reply, Outcome> {
-        // the pipe it has without a future of its own: every layer of
-        // futures is run again at each of the call's polls
-        let pipe = match &self.pipe {
-            Some(p) => Ok(p.clone()),
-            None => self.pipe().await,
-        };
-        let reply = match pipe {
+        let reply = match self.pipe().await {
             Ok(p) => p.call(args).await,
             Err(b) => Err(b),
         };

@@ -224,13 +224,7 @@ impl RedisSession {
                 (true, false) => Some("NX"),
                 (false, false) => Some("XX"),
             };
-            // over the pipe without `set`'s layer of futures
-            let stored = if self.resp() {
-                self.resp_set(cond).await
-            } else {
-                self.set(cond).await
-            };
-            return match stored {
+            return match self.set(cond).await {
                 Ok(true) => Outcome::ok(0, values.bytes()),
                 Ok(false) if insert => Outcome::status(Status::DuplicateKey),
                 Ok(false) => Outcome::status(Status::NotFound),
@@ -336,25 +330,14 @@ impl Session for RedisSession {
                     Err(e) => self.failed(e),
                 }
             }
-            Model::String => {
-                // over the pipe without `get`'s layer of futures: every
-                // layer is run again at each of the call's polls
-                let got = if self.resp() {
-                    self.resp_get().await
-                } else {
-                    self.get().await
-                };
-                match got {
-                    Ok(Some(v)) => {
-                        match kv::decode(self.inner.field_names.len(), &v, fields, out) {
-                            Ok(bytes) => Outcome::ok(1, bytes),
-                            Err(e) => Outcome::failed(Status::Error, e),
-                        }
-                    }
-                    Ok(None) => Outcome::status(Status::NotFound),
-                    Err(o) => o,
-                }
-            }
+            Model::String => match self.get().await {
+                Ok(Some(v)) => match kv::decode(self.inner.field_names.len(), &v, fields, out) {
+                    Ok(bytes) => Outcome::ok(1, bytes),
+                    Err(e) => Outcome::failed(Status::Error, e),
+                },
+                Ok(None) => Outcome::status(Status::NotFound),
+                Err(o) => o,
+            },
         }
     }
 
