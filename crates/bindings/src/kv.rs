@@ -19,6 +19,16 @@ impl std::fmt::Display for Malformed {
     }
 }
 
+/// The stored value of a one-field record, which is its field as it is: a
+/// writer can send it without encoding (copying) it first. None for other
+/// schemas, or when `values` lacks the field.
+pub fn as_stored(fields: usize, values: &WriteSet) -> Option<&[u8]> {
+    if fields != 1 {
+        return None;
+    }
+    values.iter().find(|(i, _)| *i == 0).map(|(_, v)| v)
+}
+
 /// Encodes `values` as a whole record of `fields` fields into `out`.
 pub fn encode(fields: usize, values: &WriteSet, out: &mut Vec<u8>) {
     out.clear();
@@ -158,6 +168,16 @@ mod tests {
             w.push(*i).extend_from_slice(v);
         }
         w
+    }
+
+    #[test]
+    fn a_one_field_record_is_stored_as_its_field_without_encoding() {
+        let one = ws(&[(0, b"value")]);
+        let mut encoded = Vec::new();
+        encode(1, &one, &mut encoded);
+        assert_eq!(as_stored(1, &one), Some(&encoded[..]));
+        assert_eq!(as_stored(2, &ws(&[(0, b"a"), (1, b"b")])), None);
+        assert_eq!(as_stored(1, &ws(&[(1, b"other")])), None);
     }
 
     #[test]

@@ -151,14 +151,26 @@ impl RedisSession {
         }
     }
 
-    /// `SET key value [NX|XX]`: whether the server stored it.
+    /// `SET key value [NX|XX]` of the session's value: whether the server stored it.
     pub(super) async fn resp_set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
-        let (key, value) = (std::mem::take(&mut self.key), std::mem::take(&mut self.value));
+        let value = std::mem::take(&mut self.value);
+        let r = self.resp_store(&value, cond).await;
+        self.value = value;
+        r
+    }
+
+    /// `SET key value [NX|XX]`: whether the server stored it.
+    pub(super) async fn resp_store(
+        &mut self,
+        value: &[u8],
+        cond: Option<&str>,
+    ) -> Result<bool, Outcome> {
+        let key = std::mem::take(&mut self.key);
         let r = match cond {
-            Some(c) => self.resp_call(&[b"SET", &key, &value, c.as_bytes()]).await,
-            None => self.resp_call(&[b"SET", &key, &value]).await,
+            Some(c) => self.resp_call(&[b"SET", &key, value, c.as_bytes()]).await,
+            None => self.resp_call(&[b"SET", &key, value]).await,
         };
-        (self.key, self.value) = (key, value);
+        self.key = key;
         match r? {
             Reply::Status => Ok(true),
             Reply::Nil => Ok(false),

@@ -218,13 +218,21 @@ impl RedisSession {
             self.inner.update_mode == UpdateMode::Upsert
         };
         if insert || kv::is_whole(n, values) {
-            kv::encode(n, values, &mut self.value);
             let cond = match (insert, upsert) {
                 (_, true) => None,
                 (true, false) => Some("NX"),
                 (false, false) => Some("XX"),
             };
-            return match self.set(cond).await {
+            // one field over the pipe: the field is the value, sent as it
+            // is (no copy into the session's value first)
+            let stored = match kv::as_stored(n, values) {
+                Some(v) if self.resp() => self.resp_store(v, cond).await,
+                _ => {
+                    kv::encode(n, values, &mut self.value);
+                    self.set(cond).await
+                }
+            };
+            return match stored {
                 Ok(true) => Outcome::ok(0, values.bytes()),
                 Ok(false) if insert => Outcome::status(Status::DuplicateKey),
                 Ok(false) => Outcome::status(Status::NotFound),
