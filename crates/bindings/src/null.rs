@@ -168,7 +168,7 @@ impl Session for NullSession {
                     let bytes = Self::copy_out(row, fields, out);
                     Outcome::ok(1, bytes)
                 }
-                None => Outcome::status(Status::NotFound),
+                None => Outcome::of(Status::NotFound),
             }
         })
     }
@@ -209,7 +209,7 @@ impl Session for NullSession {
                     Self::write_into(&mut row, fields, values);
                     t.insert(key.to_vec(), row);
                 }
-                (None, UpdateMode::Update) => return Outcome::status(Status::NotFound),
+                (None, UpdateMode::Update) => return Outcome::of(Status::NotFound),
             }
             Outcome::ok(0, values.bytes())
         })
@@ -223,7 +223,7 @@ impl Session for NullSession {
                 return Outcome::ok(0, values.bytes());
             };
             if mode == InsertMode::Insert && t.contains_key(key) {
-                return Outcome::status(Status::DuplicateKey);
+                return Outcome::of(Status::DuplicateKey);
             }
             let mut row = Vec::new();
             Self::write_into(&mut row, fields, values);
@@ -240,7 +240,7 @@ impl Session for NullSession {
             };
             match t.remove(key) {
                 Some(_) => Outcome::ok(0, 0),
-                None => Outcome::status(Status::NotFound),
+                None => Outcome::of(Status::NotFound),
             }
         })
     }
@@ -320,12 +320,12 @@ mod tests {
         rt.block_on(async {
             let mut s = b.session().await.unwrap();
             let mut rec = Record::with_fields(1);
-            assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
-            assert_eq!(s.delete(b"k").await.status, Status::Ok);
+            assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
+            assert_eq!(s.delete(b"k").await.status(), Status::Ok);
             // without latency a call is done at its first poll: no timer, no yield
             use futures_util::FutureExt;
             let first = s.read(b"k", Fields::All, &mut rec).now_or_never();
-            assert_eq!(first.map(|o| o.status), Some(Status::Ok));
+            assert_eq!(first.map(|o| o.status()), Some(Status::Ok));
         });
         let e = NullBinding::open(&Target::parse("null://").unwrap(), &opts(true))
             .err()

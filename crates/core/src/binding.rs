@@ -6,12 +6,12 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod outcome;
+pub use outcome::Outcome;
+
 /// Outcome class of one operation; results count operations per status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-// A whole word: the outcome's status is stored by the call and loaded by the
-// runner at once, and a wider load over a byte's store stalls the core.
-#[repr(u64)]
 pub enum Status {
     Ok,
     /// The key does not exist (a read, update or delete of a missing record).
@@ -79,58 +79,6 @@ impl Status {
             Status::Unavailable => "unavailable",
             Status::Error => "error",
             Status::RolledBack => "rolled_back",
-        }
-    }
-}
-
-/// What one call returned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    pub status: Status,
-    /// Records returned (reads: 0 or 1; scans: rows).
-    pub rows: u64,
-    /// Payload bytes read or written.
-    pub bytes: u64,
-    /// The database's own message for a failure, kept for the first few errors.
-    pub detail: Option<Box<str>>,
-}
-
-impl Outcome {
-    #[inline]
-    pub fn ok(rows: u64, bytes: u64) -> Self {
-        Outcome {
-            status: Status::Ok,
-            rows,
-            bytes,
-            detail: None,
-        }
-    }
-
-    #[inline]
-    pub fn status(status: Status) -> Self {
-        Outcome {
-            status,
-            rows: 0,
-            bytes: 0,
-            detail: None,
-        }
-    }
-
-    #[cold]
-    /// A failure and what the database said, cut to one short line
-    /// ([`crate::error::shorten`]).
-    pub fn failed(status: Status, detail: impl std::fmt::Display) -> Self {
-        let detail = detail.to_string();
-        // one allocation when the text is short already (the usual case)
-        let detail = match crate::error::shorten(&detail) {
-            std::borrow::Cow::Borrowed(_) => detail,
-            std::borrow::Cow::Owned(short) => short,
-        };
-        Outcome {
-            status,
-            rows: 0,
-            bytes: 0,
-            detail: Some(detail.into_boxed_str()),
         }
     }
 }
@@ -428,10 +376,7 @@ pub enum BindingError {
 impl BindingError {
     /// The error of a failed operation's outcome (its detail, else its status).
     pub fn from_outcome(o: Outcome) -> BindingError {
-        BindingError::Io(
-            o.detail
-                .map_or_else(|| o.status.name().to_string(), String::from),
-        )
+        BindingError::Io(o.detail().unwrap_or(o.status().name()).to_string())
     }
 }
 
@@ -468,10 +413,10 @@ pub trait Session {
         loop {
             rows.clear();
             let out = self.scan(b"", 1000, Fields::One(0), &mut rows).await;
-            if !out.status.is_ok() {
+            if !out.status().is_ok() {
                 return Err(BindingError::Io(format!(
                     "cannot list the records to delete: {}",
-                    out.detail.as_deref().unwrap_or(out.status.name())
+                    out.detail().unwrap_or(out.status().name())
                 )));
             }
             if rows.is_empty() {
@@ -482,13 +427,13 @@ pub trait Session {
             let before = deleted;
             for k in &keys {
                 let out = self.delete(k).await;
-                match out.status {
+                match out.status() {
                     Status::Ok => deleted += 1,
                     Status::NotFound => {}
                     s => {
                         return Err(BindingError::Io(format!(
                             "cannot delete a record: {}",
-                            out.detail.as_deref().unwrap_or(s.name())
+                            out.detail().unwrap_or(s.name())
                         )))
                     }
                 }
@@ -515,7 +460,7 @@ pub trait Session {
         let mut inserted = 0;
         for (key, values) in batch.rows() {
             let out = self.insert(key, values).await;
-            if out.status.is_ok() {
+            if out.status().is_ok() {
                 inserted += 1;
             } else if first_failure.is_none() {
                 first_failure = Some(out);
@@ -523,7 +468,7 @@ pub trait Session {
         }
         match first_failure {
             Some(mut f) => {
-                f.rows = inserted;
+                f.set_rows(inserted);
                 f
             }
             None => Outcome::ok(inserted, batch.bytes()),

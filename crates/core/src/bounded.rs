@@ -210,12 +210,15 @@ mod tests {
             let mut rec = Record::default();
             // calls that together outlast the limit, each well within it
             for _ in 0..300 {
-                assert_eq!(b.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+                assert_eq!(
+                    b.read(b"k", Fields::All, &mut rec).await.status(),
+                    Status::Ok
+                );
             }
             b.get_mut().delay = Duration::from_secs(30);
             let started = Instant::now();
             let o = b.read(b"k", Fields::All, &mut rec).await;
-            assert_eq!(o.status, Status::Timeout, "{o:?}");
+            assert_eq!(o.status(), Status::Timeout, "{o:?}");
             let waited = started.elapsed();
             // from the call's own start: the timer an earlier call armed
             // fires first and moves on to this call's deadline, not a whole
@@ -225,10 +228,13 @@ mod tests {
             // the timer that fired serves the next calls, after an idle spell too
             tokio::time::sleep(limit + limit).await;
             b.get_mut().delay = Duration::from_millis(1);
-            assert_eq!(b.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+            assert_eq!(
+                b.read(b"k", Fields::All, &mut rec).await.status(),
+                Status::Ok
+            );
             b.get_mut().delay = Duration::from_secs(30);
             assert_eq!(
-                b.read(b"k", Fields::All, &mut rec).await.status,
+                b.read(b"k", Fields::All, &mut rec).await.status(),
                 Status::Timeout
             );
             assert_eq!(b.get_mut().abandoned, 2);

@@ -135,7 +135,7 @@ impl Session for CqlSessionHandle {
         };
         match r.into_rows_result().map(|r| r.maybe_first_row::<Row>()) {
             Ok(Ok(Some(row))) => Outcome::ok(1, copy_columns(row, 0, fields, self.fields, out)),
-            Ok(Ok(None)) => Outcome::status(Status::NotFound),
+            Ok(Ok(None)) => Outcome::of(Status::NotFound),
             Ok(Err(e)) => Outcome::failed(Status::Error, e),
             Err(e) => Outcome::failed(Status::Error, e),
         }
@@ -197,7 +197,7 @@ impl Session for CqlSessionHandle {
             match s.execute_unpaged(&st.update_one[i], (v, key)).await {
                 Ok(r) if st.update_lwt => match applied(r) {
                     Ok(true) => {}
-                    Ok(false) => return Outcome::status(Status::NotFound),
+                    Ok(false) => return Outcome::of(Status::NotFound),
                     Err(o) => return o,
                 },
                 Ok(_) => {}
@@ -217,7 +217,7 @@ impl Session for CqlSessionHandle {
         match s.execute_unpaged(&st.insert, row).await {
             Ok(r) if st.insert_lwt => match applied(r) {
                 Ok(true) => Outcome::ok(0, values.bytes()),
-                Ok(false) => Outcome::status(Status::DuplicateKey),
+                Ok(false) => Outcome::of(Status::DuplicateKey),
                 Err(o) => o,
             },
             Ok(_) => Outcome::ok(0, values.bytes()),
@@ -234,7 +234,7 @@ impl Session for CqlSessionHandle {
         match s.execute_unpaged(&st.delete, (key,)).await {
             Ok(r) => match applied(r) {
                 Ok(true) => Outcome::ok(0, 0),
-                Ok(false) => Outcome::status(Status::NotFound),
+                Ok(false) => Outcome::of(Status::NotFound),
                 Err(o) => o,
             },
             Err(e) => failed(e),
@@ -284,12 +284,12 @@ impl Session for CqlSessionHandle {
                 let o = match r {
                     Ok(r) => match applied(r) {
                         Ok(true) => Outcome::ok(1, 0),
-                        Ok(false) => Outcome::status(Status::DuplicateKey),
+                        Ok(false) => Outcome::of(Status::DuplicateKey),
                         Err(o) => o,
                     },
                     Err(e) => failed(e),
                 };
-                if o.status.is_ok() {
+                if o.status().is_ok() {
                     inserted += 1;
                 } else if first.is_none() {
                     first = Some(o);
@@ -297,7 +297,7 @@ impl Session for CqlSessionHandle {
             }
             return match first {
                 Some(mut o) => {
-                    o.rows = inserted;
+                    o.set_rows(inserted);
                     o
                 }
                 None => Outcome::ok(inserted, batch.bytes()),

@@ -124,10 +124,10 @@ fn tls_with_the_test_ca_reads_and_writes_and_an_unknown_issuer_is_refused() {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
         ws.push(0).extend_from_slice(b"over tls");
-        assert_eq!(s.insert(b"user1", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"user1", &ws).await.status(), Status::Ok);
         let mut rec = Record::with_fields(1);
         let read = s.read(b"user1", Fields::All, &mut rec).await;
-        assert_eq!(read.status, Status::Ok);
+        assert_eq!(read.status(), Status::Ok);
         assert_eq!(rec.get(0), Some(&b"over tls"[..]));
     });
     // trusting only the server's own leaf certificate: its issuer is unknown

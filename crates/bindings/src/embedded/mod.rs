@@ -317,7 +317,7 @@ impl<H: Handle> Session for KvSession<H> {
                 Ok(bytes) => Outcome::ok(1, bytes),
                 Err(e) => malformed(e),
             },
-            Ok(false) => Outcome::status(Status::NotFound),
+            Ok(false) => Outcome::of(Status::NotFound),
             Err(e) => engine_error(e),
         }
     }
@@ -371,7 +371,7 @@ impl<H: Handle> Session for KvSession<H> {
             kv::encode(s.fields, values, &mut self.encoded);
             &self.encoded
         } else {
-            return Outcome::status(Status::NotFound);
+            return Outcome::of(Status::NotFound);
         };
         match self.h.put(key, new) {
             Ok(()) => Outcome::ok(0, values.bytes()),
@@ -385,7 +385,7 @@ impl<H: Handle> Session for KvSession<H> {
         let _g = s.lock(key);
         if s.insert_mode == InsertMode::Insert {
             match self.h.get(key, &mut self.value) {
-                Ok(true) => return Outcome::status(Status::DuplicateKey),
+                Ok(true) => return Outcome::of(Status::DuplicateKey),
                 Ok(false) => {}
                 Err(e) => return engine_error(e),
             }
@@ -404,7 +404,7 @@ impl<H: Handle> Session for KvSession<H> {
                 Ok(()) => Outcome::ok(0, 0),
                 Err(e) => engine_error(e),
             },
-            Ok(false) => Outcome::status(Status::NotFound),
+            Ok(false) => Outcome::of(Status::NotFound),
             Err(e) => engine_error(e),
         }
     }
@@ -443,7 +443,7 @@ impl<H: Handle> Session for KvSession<H> {
                 Status::DuplicateKey,
                 format!("{duplicates} of {} keys of the batch existed", batch.len()),
             );
-            out.rows = rows.len() as u64;
+            out.set_rows(rows.len() as u64);
             return out;
         }
         Outcome::ok(rows.len() as u64, batch.bytes())

@@ -42,7 +42,7 @@ macro_rules! engine_checks {
                         }
                     }
                     let out = s.insert_batch(&batch).await;
-                    assert_eq!(out.status, Status::Ok, "{:?}", out.detail);
+                    assert_eq!(out.status(), Status::Ok, "{:?}", out.detail());
                 });
             }
 
@@ -72,11 +72,11 @@ macro_rules! engine_checks {
                     let mut s = b.session().await.unwrap();
                     let mut rec = Record::with_fields(3);
                     let out = s.read(b"user000499", Fields::All, &mut rec).await;
-                    assert_eq!(out.status, Status::Ok, "{:?}", out.detail);
+                    assert_eq!(out.status(), Status::Ok, "{:?}", out.detail());
                     assert_eq!(rec.get(2), Some(&[b'a' + (499 % 26) as u8; 100][..]));
                     let mut rows = ScanRows::with_fields(3);
                     let out = s.scan(b"user000100", 50, Fields::One(0), &mut rows).await;
-                    assert_eq!((out.status, out.rows), (Status::Ok, 50));
+                    assert_eq!((out.status(), out.rows()), (Status::Ok, 50));
                 });
                 let info = b.info();
                 assert!(

@@ -80,7 +80,7 @@ fn concurrent_inserts_of_one_key_with_insert_semantics_let_exactly_one_win() {
                         let mut ws = WriteSet::default();
                         ws.push(0).extend_from_slice(format!("t{t}").as_bytes());
                         let key = format!("key{k}");
-                        if s.insert(key.as_bytes(), &ws).await.status == Status::Ok {
+                        if s.insert(key.as_bytes(), &ws).await.status() == Status::Ok {
                             won += 1;
                         }
                     }
@@ -120,7 +120,7 @@ fn concurrent_partial_updates_keep_every_field() {
                     for i in 1..=300u32 {
                         let mut ws = WriteSet::default();
                         ws.push(field).extend_from_slice(i.to_string().as_bytes());
-                        assert_eq!(s.update(b"k", &ws).await.status, Status::Ok);
+                        assert_eq!(s.update(b"k", &ws).await.status(), Status::Ok);
                     }
                 })
             })

@@ -311,7 +311,7 @@ impl EtcdSession {
             let when = vec![Compare::create_revision(full.clone(), cmp, 0)];
             return match self.put_if(full, when).await {
                 Ok(true) => Outcome::ok(0, bytes),
-                Ok(false) => Outcome::status(absent),
+                Ok(false) => Outcome::of(absent),
                 Err(o) => o,
             };
         }
@@ -321,7 +321,7 @@ impl EtcdSession {
                 Err(e) => return failed(e),
             };
             let when = match got.kvs.into_iter().next() {
-                None if !upsert => return Outcome::status(Status::NotFound),
+                None if !upsert => return Outcome::of(Status::NotFound),
                 None => {
                     kv::encode(n, values, &mut self.value);
                     vec![Compare::create_revision(full.clone(), CompareOp::Equal, 0)]
@@ -359,7 +359,7 @@ impl Session for EtcdSession {
                     Ok(bytes) => Outcome::ok(1, bytes),
                     Err(e) => Outcome::failed(Status::Error, e),
                 },
-                None => Outcome::status(Status::NotFound),
+                None => Outcome::of(Status::NotFound),
             },
             Err(e) => failed(e),
         }
@@ -405,7 +405,7 @@ impl Session for EtcdSession {
     async fn delete(&mut self, key: &[u8]) -> Outcome {
         let full = self.full_key(key);
         match self.kv.delete(full, Vec::new()).await {
-            Ok(r) if r.deleted == 0 => Outcome::status(Status::NotFound),
+            Ok(r) if r.deleted == 0 => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(e) => failed(e),
         }

@@ -67,11 +67,11 @@ fn serializable_reads_are_recorded_and_catch_up_with_writes() {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
         ws.push(0).extend_from_slice(b"v");
-        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
         let mut rec = Record::with_fields(1);
         let mut seen = false;
         for _ in 0..100 {
-            if s.read(b"k", Fields::All, &mut rec).await.status == Status::Ok {
+            if s.read(b"k", Fields::All, &mut rec).await.status() == Status::Ok {
                 seen = true;
                 break;
             }
@@ -135,7 +135,7 @@ fn tls_with_the_test_ca_connects_and_is_recorded() {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
         ws.push(0).extend_from_slice(b"over tls");
-        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
     });
     // plain HTTP to a TLS member fails at open, in one line
     let e = open_url(
@@ -251,11 +251,11 @@ fn a_login_is_used_and_renewed_and_a_wrong_password_is_one_clear_line() {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
         ws.push(0).extend_from_slice(b"logged in");
-        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
         tokio::time::sleep(Duration::from_millis(2500)).await;
         let mut rec = Record::with_fields(1);
         let r = s.read(b"k", Fields::All, &mut rec).await;
-        assert_eq!(r.status, Status::Ok, "{:?}", r.detail);
+        assert_eq!(r.status(), Status::Ok, "{:?}", r.detail());
     });
     let e = open_url(&format!("etcd://root:wrong@127.0.0.1:{client}"), &opts())
         .err()

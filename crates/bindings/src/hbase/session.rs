@@ -58,7 +58,7 @@ impl HbaseSession {
             }
         }
         let Some(conn) = self.conn.as_mut() else {
-            return Outcome::status(Status::Unavailable);
+            return Outcome::of(Status::Unavailable);
         };
         let result = tokio::time::timeout(inner.timeout, call(conn, inner))
             .await
@@ -96,7 +96,7 @@ impl Session for HbaseSession {
             async |c, i| c.get(&i.layout, key, f, out).await,
             |(cells, bytes)| {
                 if cells == 0 {
-                    Outcome::status(Status::NotFound)
+                    Outcome::of(Status::NotFound)
                 } else {
                     Outcome::ok(1, bytes)
                 }
@@ -124,7 +124,7 @@ impl Session for HbaseSession {
                 |bytes| Outcome::ok(0, bytes),
             )
             .await;
-        Outcome { rows, ..outcome }
+        outcome.with_rows(rows)
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
@@ -134,7 +134,7 @@ impl Session for HbaseSession {
             async |c, i| c.put(&i.layout, key, values, check).await,
             |done| match done {
                 true => Outcome::ok(0, bytes),
-                false => Outcome::status(Status::NotFound),
+                false => Outcome::of(Status::NotFound),
             },
         )
         .await
@@ -147,7 +147,7 @@ impl Session for HbaseSession {
             async |c, i| c.put(&i.layout, key, values, check).await,
             |done| match done {
                 true => Outcome::ok(0, bytes),
-                false => Outcome::status(Status::DuplicateKey),
+                false => Outcome::of(Status::DuplicateKey),
             },
         )
         .await
@@ -158,7 +158,7 @@ impl Session for HbaseSession {
             async |c, i| c.delete(&i.layout, key).await,
             |done| match done {
                 true => Outcome::ok(0, 0),
-                false => Outcome::status(Status::NotFound),
+                false => Outcome::of(Status::NotFound),
             },
         )
         .await
@@ -171,11 +171,8 @@ impl Session for HbaseSession {
             let mut inserted = 0;
             for (key, values) in batch.rows() {
                 let out = self.insert(key, values).await;
-                if !out.status.is_ok() {
-                    return Outcome {
-                        rows: inserted,
-                        ..out
-                    };
+                if !out.status().is_ok() {
+                    return out.with_rows(inserted);
                 }
                 inserted += 1;
             }
@@ -197,11 +194,11 @@ impl Session for HbaseSession {
                 |()| Outcome::ok(0, 0),
             )
             .await;
-        match out.status {
+        match out.status() {
             Status::Ok => Ok(None),
             _ => Err(BindingError::Io(format!(
                 "cannot truncate the table: {}",
-                out.detail.as_deref().unwrap_or(out.status.name())
+                out.detail().unwrap_or(out.status().name())
             ))),
         }
     }

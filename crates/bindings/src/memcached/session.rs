@@ -94,7 +94,7 @@ impl MemcachedSession {
         let n = inner.fields;
         match op {
             Op::Read(fields, out) => match c.get(&self.key, false, &mut self.value).await? {
-                None => Ok(Outcome::status(Status::NotFound)),
+                None => Ok(Outcome::of(Status::NotFound)),
                 Some(_) => Ok(match kv::decode(n, &self.value, fields, out) {
                     Ok(bytes) => Outcome::ok(1, bytes),
                     Err(e) => Outcome::failed(Status::Error, e),
@@ -102,7 +102,7 @@ impl MemcachedSession {
             },
             Op::Delete => Ok(match c.delete(&self.key).await? {
                 Reply::Deleted => Outcome::ok(0, 0),
-                Reply::NotFound => Outcome::status(Status::NotFound),
+                Reply::NotFound => Outcome::of(Status::NotFound),
                 r => Outcome::failed(Status::Error, format!("delete answered {r:?}")),
             }),
             Op::Write(values, insert) => {
@@ -121,14 +121,14 @@ impl MemcachedSession {
                     };
                     return Ok(match c.store(verb, &self.key, &self.encoded, None).await? {
                         Reply::Stored => Outcome::ok(0, bytes),
-                        Reply::NotStored if insert => Outcome::status(Status::DuplicateKey),
-                        Reply::NotStored => Outcome::status(Status::NotFound),
+                        Reply::NotStored if insert => Outcome::of(Status::DuplicateKey),
+                        Reply::NotStored => Outcome::of(Status::NotFound),
                         r => Outcome::failed(Status::Error, format!("{verb} answered {r:?}")),
                     });
                 }
                 for _ in 0..CAS_ATTEMPTS {
                     match c.get(&self.key, true, &mut self.value).await? {
-                        None if !upsert => return Ok(Outcome::status(Status::NotFound)),
+                        None if !upsert => return Ok(Outcome::of(Status::NotFound)),
                         None => {
                             kv::encode(n, values, &mut self.encoded);
                             if let Reply::Stored =
@@ -144,7 +144,7 @@ impl MemcachedSession {
                             match c.store("cas", &self.key, &self.encoded, Some(cas)).await? {
                                 Reply::Stored => return Ok(Outcome::ok(0, bytes)),
                                 Reply::NotFound if !upsert => {
-                                    return Ok(Outcome::status(Status::NotFound))
+                                    return Ok(Outcome::of(Status::NotFound))
                                 }
                                 _ => {}
                             }

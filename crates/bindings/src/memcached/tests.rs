@@ -99,8 +99,8 @@ fn version_and_settings_are_recorded_and_oversized_values_are_errors() {
         ws.push(0).resize(3 << 20, b'x');
         ws.push(1).extend_from_slice(b"y");
         let out = s.insert(b"too-big", &ws).await;
-        assert_eq!(out.status, Status::Error);
-        let detail = out.detail.as_deref().unwrap_or("");
+        assert_eq!(out.status(), Status::Error);
+        let detail = out.detail().unwrap_or("");
         // the server's own error line, with its kind as the code
         assert!(
             detail.contains("too large") && detail.contains("(memcached SERVER_ERROR)"),
@@ -109,7 +109,7 @@ fn version_and_settings_are_recorded_and_oversized_values_are_errors() {
         // the connection is still usable afterwards
         let mut rec = Record::with_fields(2);
         assert_eq!(
-            s.read(b"too-big", Fields::All, &mut rec).await.status,
+            s.read(b"too-big", Fields::All, &mut rec).await.status(),
             Status::NotFound
         );
     });
@@ -178,9 +178,9 @@ fn tls_with_the_test_ca_reads_and_writes() {
         let mut ws = WriteSet::default();
         ws.push(0).extend_from_slice(b"over tls");
         ws.push(1).extend_from_slice(b"too");
-        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
         let mut rec = Record::with_fields(2);
-        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
         assert_eq!(rec.get(0), Some(&b"over tls"[..]));
     });
     // a plain client cannot talk to the TLS listener

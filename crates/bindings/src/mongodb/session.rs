@@ -35,7 +35,7 @@ fn status_of(e: &mongodb::error::Error) -> Status {
 
 fn failed(e: mongodb::error::Error) -> Outcome {
     match status_of(&e) {
-        Status::DuplicateKey => Outcome::status(Status::DuplicateKey),
+        Status::DuplicateKey => Outcome::of(Status::DuplicateKey),
         s => Outcome::failed(s, error_text(&e)),
     }
 }
@@ -121,13 +121,11 @@ impl MongoSession {
                     .and_then(Bson::as_document)
                     .and_then(|d| d.get_str("errmsg").ok())
                     .unwrap_or("no message");
-                Outcome {
-                    rows: written,
-                    ..Outcome::failed(
-                        Status::Error,
-                        format!("{failures} of {} upserts failed: {first}", batch.len()),
-                    )
-                }
+                Outcome::failed(
+                    Status::Error,
+                    format!("{failures} of {} upserts failed: {first}", batch.len()),
+                )
+                .with_rows(written)
             }
             Err(e) => failed(e),
         }
@@ -168,7 +166,7 @@ impl Session for MongoSession {
             .await
         {
             Ok(Some(d)) => Outcome::ok(1, copy_doc(&d, &self.inner.fields, fields, out)),
-            Ok(None) => Outcome::status(Status::NotFound),
+            Ok(None) => Outcome::of(Status::NotFound),
             Err(e) => failed(e),
         }
     }
@@ -228,7 +226,7 @@ impl Session for MongoSession {
             .await
         {
             Ok(r) if r.matched_count == 0 && r.upserted_id.is_none() => {
-                Outcome::status(Status::NotFound)
+                Outcome::of(Status::NotFound)
             }
             Ok(_) => Outcome::ok(0, values.bytes()),
             Err(e) => failed(e),
@@ -262,7 +260,7 @@ impl Session for MongoSession {
             Err(o) => return o,
         };
         match self.coll.delete_one(doc! {"_id": key}).await {
-            Ok(r) if r.deleted_count == 0 => Outcome::status(Status::NotFound),
+            Ok(r) if r.deleted_count == 0 => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(e) => failed(e),
         }
@@ -309,7 +307,7 @@ impl Session for MongoSession {
                     _ => 0,
                 };
                 let mut o = failed(e);
-                o.rows = written;
+                o.set_rows(written);
                 o
             }
         }

@@ -180,7 +180,7 @@ impl MysqlSession {
     fn failed(&mut self, e: mysql_async::Error) -> Outcome {
         let status = status_of(&e);
         if status == Status::DuplicateKey {
-            return Outcome::status(status);
+            return Outcome::of(status);
         }
         if status == Status::Unavailable {
             self.conn = None;
@@ -224,7 +224,7 @@ impl MysqlSession {
             }
         };
         match result {
-            Ok(()) if conn.affected_rows() == 0 => Outcome::status(Status::NotFound),
+            Ok(()) if conn.affected_rows() == 0 => Outcome::of(Status::NotFound),
             Ok(()) => Outcome::ok(0, values.bytes()),
             Err(e) => self.failed(e),
         }
@@ -254,7 +254,7 @@ impl Session for MysqlSession {
             .await
         {
             Ok(Some(row)) => Outcome::ok(1, copy_row(&row, 0, fields, self.fields, out)),
-            Ok(None) => Outcome::status(Status::NotFound),
+            Ok(None) => Outcome::of(Status::NotFound),
             Err(e) => self.failed(e),
         }
     }
@@ -355,7 +355,7 @@ impl Session for MysqlSession {
                 Ok(()) => inserted += rows as u64,
                 Err(e) => {
                     let mut o = self.failed(e);
-                    o.rows = inserted;
+                    o.set_rows(inserted);
                     return o;
                 }
             }
@@ -376,7 +376,7 @@ impl Session for MysqlSession {
             )
             .await
         {
-            Ok(()) if conn.affected_rows() == 0 => Outcome::status(Status::NotFound),
+            Ok(()) if conn.affected_rows() == 0 => Outcome::of(Status::NotFound),
             Ok(()) => Outcome::ok(0, 0),
             Err(e) => self.failed(e),
         }

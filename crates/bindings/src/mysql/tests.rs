@@ -150,7 +150,7 @@ fn server_variables_are_recorded_and_tls_with_the_test_ca_works() {
         for f in 0..3 {
             ws.push(f).extend_from_slice(b"over tls");
         }
-        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
         let mut c = s.get_mut().conn.take().unwrap();
         let cipher: Option<(String, String)> = c
             .query_first("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
@@ -180,8 +180,8 @@ fn a_failed_statement_says_what_the_server_said_with_its_error_number() {
         c.query_drop("DROP TABLE usertable").await.unwrap();
         let mut out = Record::with_fields(3);
         let o = s.read(b"user1", Fields::All, &mut out).await;
-        let detail = o.detail.as_deref().unwrap_or_default();
-        assert_eq!(o.status, Status::Error, "{detail}");
+        let detail = o.detail().unwrap_or_default();
+        assert_eq!(o.status(), Status::Error, "{detail}");
         assert!(
             detail.contains("usertable' doesn't exist (MySQL error 1146)"),
             "{detail}"

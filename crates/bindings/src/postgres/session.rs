@@ -111,7 +111,7 @@ impl Binding for PostgresBinding {
 
 fn outcome_of(e: tokio_postgres::Error) -> Outcome {
     match e.code() {
-        Some(c) if *c == SqlState::UNIQUE_VIOLATION => Outcome::status(Status::DuplicateKey),
+        Some(c) if *c == SqlState::UNIQUE_VIOLATION => Outcome::of(Status::DuplicateKey),
         Some(c)
             if *c == SqlState::T_R_SERIALIZATION_FAILURE
                 || *c == SqlState::T_R_DEADLOCK_DETECTED =>
@@ -228,7 +228,7 @@ impl PostgresSession {
             }
         };
         match result {
-            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(0) => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, values.bytes()),
             Err(e) => outcome_of(e),
         }
@@ -285,7 +285,7 @@ impl PostgresSession {
                 Ok(n) => inserted += n,
                 Err(e) => {
                     let mut o = outcome_of(e);
-                    o.rows = inserted;
+                    o.set_rows(inserted);
                     return o;
                 }
             }
@@ -379,7 +379,7 @@ impl Session for PostgresSession {
         };
         match live.client.query_opt(st, &[&key]).await {
             Ok(Some(row)) => Outcome::ok(1, copy_row(&row, 0, fields, total, out)),
-            Ok(None) => Outcome::status(Status::NotFound),
+            Ok(None) => Outcome::of(Status::NotFound),
             Err(e) => outcome_of(e),
         }
     }
@@ -436,7 +436,7 @@ impl Session for PostgresSession {
             Err(o) => return o,
         };
         match live.client.execute(&live.st.delete, &[&key]).await {
-            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(0) => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(e) => outcome_of(e),
         }

@@ -119,8 +119,8 @@ fn a_failed_statement_says_what_the_server_said_with_its_sqlstate() {
             .unwrap();
         let mut out = Record::with_fields(3);
         let o = s.read(b"user1", Fields::All, &mut out).await;
-        let detail = o.detail.as_deref().unwrap_or_default();
-        assert_eq!(o.status, Status::Error, "{detail}");
+        let detail = o.detail().unwrap_or_default();
+        assert_eq!(o.status(), Status::Error, "{detail}");
         assert!(
             detail.contains("relation \"usertable\" does not exist (SQLSTATE 42P01)"),
             "{detail}"
@@ -194,18 +194,18 @@ fn copy_batches_insert_and_refuse_duplicates_and_upserts() {
     rt().block_on(async {
         let mut s = b.session().await.unwrap();
         let out = s.insert_batch(&batch(&["k1", "k2", "k3"])).await;
-        assert_eq!((out.status, out.rows), (Status::Ok, 3));
+        assert_eq!((out.status(), out.rows()), (Status::Ok, 3));
         let mut rec = Record::with_fields(3);
         assert_eq!(
-            s.read(b"k2", Fields::All, &mut rec).await.status,
+            s.read(b"k2", Fields::All, &mut rec).await.status(),
             Status::Ok
         );
         assert_eq!(rec.get(1), Some(&b"k2\t\\N\n1"[..]));
         let out = s.insert_batch(&batch(&["k4", "k1"])).await;
-        assert_eq!(out.status, Status::DuplicateKey);
+        assert_eq!(out.status(), Status::DuplicateKey);
         // the failed COPY left the connection usable
         assert_eq!(
-            s.read(b"k4", Fields::All, &mut rec).await.status,
+            s.read(b"k4", Fields::All, &mut rec).await.status(),
             Status::NotFound
         );
     });
@@ -223,7 +223,7 @@ fn multi_row_batches_split_at_the_parameter_limit() {
         let mut s = b.session().await.unwrap();
         // 20,000 rows x 4 parameters is more than 65,535: two statements
         let out = s.insert_batch(&batch(&refs)).await;
-        assert_eq!((out.status, out.rows), (Status::Ok, 20_000), "{out:?}");
+        assert_eq!((out.status(), out.rows()), (Status::Ok, 20_000), "{out:?}");
         let mut rows = ScanRows::with_fields(3);
         s.scan(b"key19998", 10, Fields::All, &mut rows).await;
         assert_eq!(rows.len(), 2);

@@ -234,8 +234,8 @@ impl RedisSession {
             };
             return match stored {
                 Ok(true) => Outcome::ok(0, values.bytes()),
-                Ok(false) if insert => Outcome::status(Status::DuplicateKey),
-                Ok(false) => Outcome::status(Status::NotFound),
+                Ok(false) if insert => Outcome::of(Status::DuplicateKey),
+                Ok(false) => Outcome::of(Status::NotFound),
                 Err(o) => o,
             };
         }
@@ -247,7 +247,7 @@ impl RedisSession {
             };
             let Some(old) = old else {
                 if !upsert {
-                    return Outcome::status(Status::NotFound);
+                    return Outcome::of(Status::NotFound);
                 }
                 kv::encode(n, values, &mut self.value);
                 match self.set(Some("NX")).await {
@@ -293,8 +293,8 @@ impl RedisSession {
         }
         match self.hash_script(which, key, Some(values)).await {
             Ok(1) => Outcome::ok(0, values.bytes()),
-            Ok(_) if insert => Outcome::status(Status::DuplicateKey),
-            Ok(_) => Outcome::status(Status::NotFound),
+            Ok(_) if insert => Outcome::of(Status::DuplicateKey),
+            Ok(_) => Outcome::of(Status::NotFound),
             Err(o) => o,
         }
     }
@@ -334,7 +334,7 @@ impl Session for RedisSession {
                 }
                 match self.read_hash(fields, out).await {
                     Ok(Some(bytes)) => Outcome::ok(1, bytes),
-                    Ok(None) => Outcome::status(Status::NotFound),
+                    Ok(None) => Outcome::of(Status::NotFound),
                     Err(e) => self.failed(e),
                 }
             }
@@ -343,7 +343,7 @@ impl Session for RedisSession {
                     Ok(bytes) => Outcome::ok(1, bytes),
                     Err(e) => Outcome::failed(Status::Error, e),
                 },
-                Ok(None) => Outcome::status(Status::NotFound),
+                Ok(None) => Outcome::of(Status::NotFound),
                 Err(o) => o,
             },
         }
@@ -450,11 +450,8 @@ impl Session for RedisSession {
             let mut inserted = 0;
             for (key, values) in batch.rows() {
                 let o = self.insert(key, values).await;
-                if !o.status.is_ok() {
-                    return Outcome {
-                        rows: inserted,
-                        ..o
-                    };
+                if !o.status().is_ok() {
+                    return o.with_rows(inserted);
                 }
                 inserted += 1;
             }
@@ -532,12 +529,7 @@ impl Session for RedisSession {
         if written == batch.len() as u64 {
             Outcome::ok(written, batch.bytes())
         } else {
-            Outcome {
-                status: Status::DuplicateKey,
-                rows: written,
-                bytes: 0,
-                detail: None,
-            }
+            Outcome::new(Status::DuplicateKey, written, 0)
         }
     }
 
@@ -550,7 +542,7 @@ impl Session for RedisSession {
             }
         };
         match n {
-            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(0) => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(o) => o,
         }

@@ -169,9 +169,9 @@ fn tls_with_the_servers_ca_connects_and_records_settings() {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
         ws.push(0).extend_from_slice(b"over tls");
-        assert_eq!(s.insert(b"k", &ws).await.status, Status::Ok);
+        assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
         let mut rec = Record::with_fields(1);
-        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status, Status::Ok);
+        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
         assert_eq!(rec.get(0), Some(&b"over tls"[..]));
     });
     // without the CA the self-signed certificate is rejected at open
@@ -230,14 +230,14 @@ fn pipelined_sessions_share_a_connection_per_thread() {
             ws.push(0).extend_from_slice(b"v");
             let futs = sessions.iter_mut().enumerate().map(|(i, s)| {
                 let ws = ws.clone();
-                async move { s.insert(format!("k{i}").as_bytes(), &ws).await.status }
+                async move { s.insert(format!("k{i}").as_bytes(), &ws).await.status() }
             });
             let statuses = futures_util::future::join_all(futs).await;
             assert!(statuses.iter().all(|s| *s == Status::Ok), "{statuses:?}");
             let mut rec = Record::default();
             for (i, s) in sessions.iter_mut().enumerate().rev() {
                 let o = s.read(format!("k{i}").as_bytes(), Fields::All, &mut rec).await;
-                assert_eq!(o.status, Status::Ok, "{o:?}");
+                assert_eq!(o.status(), Status::Ok, "{o:?}");
                 assert_eq!(rec.get(0), Some(&b"v"[..]));
             }
         });
@@ -284,8 +284,8 @@ fn a_server_error_keeps_its_prefix_and_message() {
         let mut s = b.session().await.unwrap();
         let mut out = Record::with_fields(3);
         let o = s.read(b"k", Fields::All, &mut out).await;
-        let detail = o.detail.as_deref().unwrap_or_default();
-        assert_eq!(o.status, Status::Error, "{detail}");
+        let detail = o.detail().unwrap_or_default();
+        assert_eq!(o.status(), Status::Error, "{detail}");
         assert!(
             detail.contains("wrong kind of value (Redis WRONGTYPE)"),
             "{detail}"

@@ -328,7 +328,7 @@ fn outcome_of(e: rusqlite::Error) -> Outcome {
             ErrorCode::ConstraintViolation
                 if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                Outcome::status(Status::DuplicateKey)
+                Outcome::of(Status::DuplicateKey)
             }
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 Outcome::failed(Status::Timeout, e)
@@ -393,7 +393,7 @@ impl SqliteSession {
         let vals: Vec<&[u8]> = values.iter().map(|(_, v)| v).collect();
         bound.extend(vals.iter().map(|v| v as &dyn ToSql));
         match st.execute(params_from_iter(bound)) {
-            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(0) => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, values.bytes()),
             Err(e) => outcome_of(e),
         }
@@ -416,7 +416,7 @@ impl Session for SqliteSession {
         };
         match rows.next() {
             Ok(Some(row)) => Outcome::ok(1, copy_row(row, 0, fields, self.fields, out)),
-            Ok(None) => Outcome::status(Status::NotFound),
+            Ok(None) => Outcome::of(Status::NotFound),
             Err(e) => outcome_of(e),
         }
     }
@@ -477,7 +477,7 @@ impl Session for SqliteSession {
         }
         for (key, values) in batch.rows() {
             let out = self.write(key, values, kind);
-            if !out.status.is_ok() {
+            if !out.status().is_ok() {
                 let _ = self.conn.execute_batch("ROLLBACK");
                 return out;
             }
@@ -497,7 +497,7 @@ impl Session for SqliteSession {
             Err(e) => return outcome_of(e),
         };
         match st.execute([Key(key)]) {
-            Ok(0) => Outcome::status(Status::NotFound),
+            Ok(0) => Outcome::of(Status::NotFound),
             Ok(_) => Outcome::ok(0, 0),
             Err(e) => outcome_of(e),
         }

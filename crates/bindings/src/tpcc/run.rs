@@ -169,7 +169,7 @@ impl Work for Terminals {
         };
         let out = match outcome {
             Ok(Ended::Committed) => Outcome::ok(0, 0),
-            Ok(Ended::RolledBack) => Outcome::status(Status::RolledBack),
+            Ok(Ended::RolledBack) => Outcome::of(Status::RolledBack),
             Err(e) if e.kind == ErrorKind::Retry => Outcome::failed(Status::Conflict, e.message),
             Err(e) if e.kind == ErrorKind::Timeout => Outcome::failed(Status::Timeout, e.message),
             Err(e) => Outcome::failed(Status::Error, e.message),

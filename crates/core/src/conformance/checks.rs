@@ -7,7 +7,11 @@ pub(super) async fn crud<B: Binding>(
 ) -> CheckResult {
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
     let v = values(&[(0, b"zero"), (1, b"one"), (2, b"two")]);
-    expect_status("insert", s.insert(b"a-crud-1", &v).await.status, Status::Ok)?;
+    expect_status(
+        "insert",
+        s.insert(b"a-crud-1", &v).await.status(),
+        Status::Ok,
+    )?;
     let (st, rec) = read_all(&mut s, b"a-crud-1").await;
     expect_status("read after insert", st, Status::Ok)?;
     for (i, want) in [&b"zero"[..], b"one", b"two"].iter().enumerate() {
@@ -20,7 +24,7 @@ pub(super) async fn crud<B: Binding>(
     }
     let mut one = Record::with_fields(3);
     let out = s.read(b"a-crud-1", Fields::One(1), &mut one).await;
-    expect_status("read one field", out.status, Status::Ok)?;
+    expect_status("read one field", out.status(), Status::Ok)?;
     ensure!(
         one.get(1) == Some(&b"one"[..]) && one.len() == 1,
         "read of field1 returned {:?}",
@@ -28,7 +32,9 @@ pub(super) async fn crud<B: Binding>(
     );
     expect_status(
         "update",
-        s.update(b"a-crud-1", &values(&[(1, b"uno")])).await.status,
+        s.update(b"a-crud-1", &values(&[(1, b"uno")]))
+            .await
+            .status(),
         Status::Ok,
     )?;
     let (_, rec) = read_all(&mut s, b"a-crud-1").await;
@@ -37,7 +43,7 @@ pub(super) async fn crud<B: Binding>(
         "update changed the wrong fields: {:?}",
         rec.present().collect::<Vec<_>>()
     );
-    expect_status("delete", s.delete(b"a-crud-1").await.status, Status::Ok)?;
+    expect_status("delete", s.delete(b"a-crud-1").await.status(), Status::Ok)?;
     expect_status(
         "read after delete",
         read_all(&mut s, b"a-crud-1").await.0,
@@ -57,12 +63,12 @@ pub(super) async fn missing_keys<B: Binding>(
     )?;
     expect_status(
         "update of a missing key",
-        s.update(b"a-missing", &values(&[(0, b"x")])).await.status,
+        s.update(b"a-missing", &values(&[(0, b"x")])).await.status(),
         Status::NotFound,
     )?;
     expect_status(
         "delete of a missing key",
-        s.delete(b"a-missing").await.status,
+        s.delete(b"a-missing").await.status(),
         Status::NotFound,
     )?;
     expect_status(
@@ -82,12 +88,12 @@ pub(super) async fn insert_semantics<B: Binding>(
         let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
         expect_status(
             "insert",
-            s.insert(b"a-dup", &first).await.status,
+            s.insert(b"a-dup", &first).await.status(),
             Status::Ok,
         )?;
         expect_status(
             "duplicate insert (insert semantics)",
-            s.insert(b"a-dup", &second).await.status,
+            s.insert(b"a-dup", &second).await.status(),
             Status::DuplicateKey,
         )?;
         let (_, rec) = read_all(&mut s, b"a-dup").await;
@@ -100,12 +106,12 @@ pub(super) async fn insert_semantics<B: Binding>(
         let (_b, mut s) = session(open, &options(InsertMode::Upsert, UpdateMode::Update)).await?;
         expect_status(
             "insert (upsert semantics)",
-            s.insert(b"a-ups", &first).await.status,
+            s.insert(b"a-ups", &first).await.status(),
             Status::Ok,
         )?;
         expect_status(
             "duplicate insert (upsert semantics)",
-            s.insert(b"a-ups", &second).await.status,
+            s.insert(b"a-ups", &second).await.status(),
             Status::Ok,
         )?;
         let (_, rec) = read_all(&mut s, b"a-ups").await;
@@ -124,12 +130,12 @@ pub(super) async fn update_semantics<B: Binding>(
     let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Upsert)).await?;
     expect_status(
         "upsert-update of a missing key",
-        s.update(b"a-upd", &values(&[(0, b"new")])).await.status,
+        s.update(b"a-upd", &values(&[(0, b"new")])).await.status(),
         Status::Ok,
     )?;
     let mut rec = Record::with_fields(3);
     let out = s.read(b"a-upd", Fields::One(0), &mut rec).await;
-    expect_status("read after upsert-update", out.status, Status::Ok)?;
+    expect_status("read after upsert-update", out.status(), Status::Ok)?;
     ensure!(
         rec.get(0) == Some(&b"new"[..]),
         "upsert-update did not write: {:?}",
@@ -137,12 +143,12 @@ pub(super) async fn update_semantics<B: Binding>(
     );
     expect_status(
         "upsert-update of an existing key",
-        s.update(b"a-upd", &values(&[(0, b"newer")])).await.status,
+        s.update(b"a-upd", &values(&[(0, b"newer")])).await.status(),
         Status::Ok,
     )?;
     let out = s.read(b"a-upd", Fields::One(0), &mut rec).await;
     ensure!(
-        out.status == Status::Ok && rec.get(0) == Some(&b"newer"[..]),
+        out.status() == Status::Ok && rec.get(0) == Some(&b"newer"[..]),
         "second upsert-update lost"
     );
     Ok(())
@@ -162,13 +168,13 @@ pub(super) async fn scan<B: Binding>(
         let v = values(&[(0, key.as_bytes()), (1, b"f1"), (2, b"f2")]);
         expect_status(
             "insert for scan",
-            s.insert(key.as_bytes(), &v).await.status,
+            s.insert(key.as_bytes(), &v).await.status(),
             Status::Ok,
         )?;
     }
     let mut rows = ScanRows::with_fields(3);
     let out = s.scan(b"zz-scan-004", 3, Fields::All, &mut rows).await;
-    expect_status("scan", out.status, Status::Ok)?;
+    expect_status("scan", out.status(), Status::Ok)?;
     let keys: Vec<String> = rows
         .rows()
         .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
@@ -178,9 +184,9 @@ pub(super) async fn scan<B: Binding>(
         "scan from zz-scan-004 for 3 returned {keys:?}"
     );
     ensure!(
-        out.rows == 3,
+        out.rows() == 3,
         "scan reported {} rows for 3 returned",
-        out.rows
+        out.rows()
     );
     for (k, r) in rows.rows() {
         ensure!(
@@ -198,7 +204,7 @@ pub(super) async fn scan<B: Binding>(
         .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
         .collect();
     ensure!(
-        out.status == Status::Ok
+        out.status() == Status::Ok
             && keys.len() == 6
             && keys[0] == "zz-scan-004"
             && keys[5] == "zz-scan-009",
@@ -214,9 +220,9 @@ pub(super) async fn scan<B: Binding>(
     rows.clear();
     let out = s.scan(b"zz-scan-999", 5, Fields::All, &mut rows).await;
     ensure!(
-        out.status == Status::Ok && rows.is_empty() && out.rows == 0,
+        out.status() == Status::Ok && rows.is_empty() && out.rows() == 0,
         "scan after the last key returned rows or failed: {:?}",
-        out.status
+        out.status()
     );
     Ok(())
 }
@@ -248,11 +254,11 @@ pub(super) async fn batch_insert<B: Binding>(
     {
         let (_b, mut s) = session(open, &options(InsertMode::Insert, UpdateMode::Update)).await?;
         let out = s.insert_batch(&batch_of(&keys, b"v1-")).await;
-        expect_status("batch insert", out.status, Status::Ok)?;
+        expect_status("batch insert", out.status(), Status::Ok)?;
         ensure!(
-            out.rows == 5,
+            out.rows() == 5,
             "batch insert of 5 reported {} rows",
-            out.rows
+            out.rows()
         );
         for k in keys {
             let (st, rec) = read_all(&mut s, k.as_bytes()).await;
@@ -269,7 +275,7 @@ pub(super) async fn batch_insert<B: Binding>(
             .await;
         expect_status(
             "batch with an existing key (insert semantics)",
-            out.status,
+            out.status(),
             Status::DuplicateKey,
         )?;
         let (_, rec) = read_all(&mut s, b"a-batch-1").await;
@@ -282,11 +288,15 @@ pub(super) async fn batch_insert<B: Binding>(
     let out = s
         .insert_batch(&batch_of(&["a-batch-1", "a-batch-7"], b"v3-"))
         .await;
-    expect_status("batch upsert over an existing key", out.status, Status::Ok)?;
+    expect_status(
+        "batch upsert over an existing key",
+        out.status(),
+        Status::Ok,
+    )?;
     ensure!(
-        out.rows == 2,
+        out.rows() == 2,
         "a batch upsert of 2 records reported {} rows written",
-        out.rows
+        out.rows()
     );
     for k in ["a-batch-1", "a-batch-7"] {
         let (st, rec) = read_all(&mut s, k.as_bytes()).await;
@@ -326,7 +336,7 @@ pub(super) async fn large_and_empty_values<B: Binding>(
     let v = values(&[(0, &big), (1, b""), (2, b"x")]);
     expect_status(
         "insert of 1 MiB and empty values",
-        s.insert(b"a-big", &v).await.status,
+        s.insert(b"a-big", &v).await.status(),
         Status::Ok,
     )?;
     let (st, rec) = read_all(&mut s, b"a-big").await;
@@ -368,7 +378,7 @@ pub(super) async fn data_integrity<B: Binding>(
         stream.values(&shared, &key, Fields::All, &mut ws);
         expect_status(
             "load with dataintegrity",
-            s.insert(&key, &ws).await.status,
+            s.insert(&key, &ws).await.status(),
             Status::Ok,
         )?;
     }
@@ -378,7 +388,7 @@ pub(super) async fn data_integrity<B: Binding>(
         rec.clear();
         expect_status(
             "read",
-            s.read(&key, Fields::All, &mut rec).await.status,
+            s.read(&key, Fields::All, &mut rec).await.status(),
             Status::Ok,
         )?;
         ensure!(
@@ -391,7 +401,7 @@ pub(super) async fn data_integrity<B: Binding>(
         "corrupting update",
         s.update(&key, &values(&[(2, b"not the value YCSB would write")]))
             .await
-            .status,
+            .status(),
         Status::Ok,
     )?;
     rec.clear();
@@ -418,7 +428,7 @@ pub(super) async fn clear<B: Binding>(
         let v = values(&[(0, b"a"), (1, b"b"), (2, b"c")]);
         expect_status(
             "insert before clear",
-            s.insert(k.as_bytes(), &v).await.status,
+            s.insert(k.as_bytes(), &v).await.status(),
             Status::Ok,
         )?;
     }
@@ -437,7 +447,7 @@ pub(super) async fn clear<B: Binding>(
     }
     let mut rows = ScanRows::with_fields(3);
     let out = s.scan(b"", 10, Fields::All, &mut rows).await;
-    expect_status("scan after clear", out.status, Status::Ok)?;
+    expect_status("scan after clear", out.status(), Status::Ok)?;
     ensure!(
         rows.is_empty(),
         "a scan after clear returned {} rows",
@@ -446,7 +456,7 @@ pub(super) async fn clear<B: Binding>(
     let v = values(&[(0, b"again")]);
     expect_status(
         "insert after clear",
-        s.insert(keys[0].as_bytes(), &v).await.status,
+        s.insert(keys[0].as_bytes(), &v).await.status(),
         Status::Ok,
     )?;
     let (st, rec) = read_all(&mut s, keys[0].as_bytes()).await;
@@ -473,7 +483,7 @@ pub(super) async fn clear_refused<B: Binding>(
     let v = values(&[(0, b"kept")]);
     expect_status(
         "insert",
-        s.insert(b"clear-kept", &v).await.status,
+        s.insert(b"clear-kept", &v).await.status(),
         Status::Ok,
     )?;
     match s.clear().await {

@@ -101,7 +101,7 @@ async fn session<B: Binding>(
 async fn read_all<S: Session>(s: &mut S, key: &[u8]) -> (Status, Record) {
     let mut rec = Record::with_fields(3);
     let out = s.read(key, Fields::All, &mut rec).await;
-    (out.status, rec)
+    (out.status(), rec)
 }
 
 /// Runs one named check on a fresh single-threaded runtime.

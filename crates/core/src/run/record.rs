@@ -229,8 +229,14 @@ impl WorkerState {
                 let now = Instant::now();
                 let response = now.saturating_duration_since(t).as_nanos() as u64;
                 self.advance(now);
-                self.rec
-                    .record(kind, out.status, response, service, out.rows, out.bytes);
+                self.rec.record(
+                    kind,
+                    out.status(),
+                    response,
+                    service,
+                    out.rows(),
+                    out.bytes(),
+                );
                 now
             }
             Origin::Stamp(from) => {
@@ -238,20 +244,26 @@ impl WorkerState {
                 self.advance(at);
                 if from == start {
                     self.rec
-                        .record_same(kind, out.status, service, out.rows, out.bytes);
+                        .record_same(kind, out.status(), service, out.rows(), out.bytes());
                 } else {
                     let response = self.clock.delta_as_nanos(from, end);
-                    self.rec
-                        .record(kind, out.status, response, service, out.rows, out.bytes);
+                    self.rec.record(
+                        kind,
+                        out.status(),
+                        response,
+                        service,
+                        out.rows(),
+                        out.bytes(),
+                    );
                 }
                 at
             }
         };
-        if let Some(d) = &out.detail {
-            self.rec.record_error_message(kind, out.status, d);
+        if let Some(d) = out.detail() {
+            self.rec.record_error_message(kind, out.status(), d);
         }
-        if out.status.is_error() {
-            self.error(out.status, end);
+        if out.status().is_error() {
+            self.error(out.status(), end);
         }
         (end, service)
     }
@@ -293,7 +305,7 @@ impl WorkerState {
         if let Some(t) = &mut self.trace {
             t.push(&crate::trace::Entry {
                 op: kind,
-                status: out.status,
+                status: out.status(),
                 start_ns,
                 intended_ns,
                 latency_ns,

@@ -100,7 +100,7 @@ impl<B: Binding> Work for Replay<B> {
                     .await;
                 stream.values(shared, key, fields(op.arg >> 32, n), values);
                 let (u, _, end) = rec.timed(s.update(key, values)).await;
-                let overall = if r.status.is_ok() { u } else { r };
+                let overall = if r.status().is_ok() { u } else { r };
                 (overall, first, end)
             }
             // refused when the trace is read: nothing to replay them as

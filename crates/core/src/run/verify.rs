@@ -299,13 +299,15 @@ impl<B: Binding> Work for Verify<B> {
                 })
                 .await;
             attempt += 1;
-            if matches!(out.status, Status::Ok | Status::NotFound) || attempt == 3 || rec.stopped()
+            if matches!(out.status(), Status::Ok | Status::NotFound)
+                || attempt == 3
+                || rec.stopped()
             {
                 break (out, start, end);
             }
         };
         let fate = seg.fates.get(&instance_key(&seg.state.config, keynum));
-        let finding = match (out.status, fate) {
+        let finding = match (out.status(), fate) {
             (Status::Ok, None) => {
                 if plan.values && !streams[n].verify(&seg.state, key, Fields::All, record) {
                     Finding::Differing

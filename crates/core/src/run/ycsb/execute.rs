@@ -36,20 +36,20 @@ pub(super) async fn execute_batch<S: Session>(
     let mut pending = Pending::new(&shared.ledger, &b.batch_keynums);
     loop {
         (out, start, end) = timed!(rec, s.insert_batch(&b.batch));
-        if out.status.is_ok()
-            || out.status == Status::DuplicateKey
+        if out.status().is_ok()
+            || out.status() == Status::DuplicateKey
             || attempt >= c.insertion_retry_limit
             || rec.stopped()
         {
             break;
         }
-        pending.attempt(out.status);
+        pending.attempt(out.status());
         attempt += 1;
         rec.retry(OpKind::BatchInsert);
         let jitter = 0.8 + 0.4 * (fnvhash64(first ^ attempt as u64) % 1000) as f64 / 1000.0;
         tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
     }
-    pending.settle(out.status);
+    pending.settle(out.status());
     let traced = Traced {
         key: b.batch.rows().next().map_or(&[][..], |(k, _)| k),
         keynum: b.batch_keynums.first().copied(),
@@ -101,11 +101,11 @@ macro_rules! with_retries {
             $out = $call.await;
             let end = $rec.stamp();
             let first = *first.get_or_insert(start);
-            if !retryable($out.status) || attempt >= $cfg.retry_limit || $rec.stopped() {
+            if !retryable($out.status()) || attempt >= $cfg.retry_limit || $rec.stopped() {
                 break (first, start, end);
             }
             #[allow(clippy::redundant_closure_call)]
-            ($retried)($out.status);
+            ($retried)($out.status());
             attempt += 1;
             $rec.retry($kind);
             tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
@@ -113,213 +113,214 @@ macro_rules! with_retries {
     }};
 }
 
+/// One operation. A function returning an `async move` block rather than an
+/// `async fn`: an `async fn` rebinds every argument at its first poll (a
+/// copy of each into the future's own state, which stalled the core on the
+/// caller's narrower stores); the block uses the captured arguments in place.
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn execute<S: Session>(
-    s: &mut S,
-    stream: &mut Stream,
-    shared: &SharedState,
+pub(super) fn execute<'a, S: Session>(
+    s: &'a mut S,
+    stream: &'a mut Stream,
+    shared: &'a SharedState,
     phase: Phase,
-    op: PlannedOp,
+    op: &'a PlannedOp,
     intended: Option<Instant>,
-    b: &mut Buffers,
-    rec: &Recording<'_>,
-) -> Instant {
-    stream.key(shared, op.keynum, &mut b.key);
-    let c = &shared.config;
-    let origin = |start: u64| Origin::of(intended, start);
-    let salt = op.keynum;
-    let num = Some(instance_key(c, op.keynum));
-    match op.kind {
-        OpKind::Read => {
-            let mut out;
-            let (first, start, end) = with_retries!(
-                rec,
-                OpKind::Read,
-                c,
-                salt,
-                out = {
-                    b.record.clear();
-                    s.read(&b.key, op.fields, &mut b.record)
+    b: &'a mut Buffers,
+    rec: &'a Recording<'a>,
+) -> impl std::future::Future<Output = Instant> + 'a {
+    async move {
+        stream.key(shared, op.keynum, &mut b.key);
+        let c = &shared.config;
+        let origin = |start: u64| Origin::of(intended, start);
+        let salt = op.keynum;
+        let num = Some(instance_key(c, op.keynum));
+        match op.kind {
+            OpKind::Read => {
+                let mut out;
+                let (first, start, end) = with_retries!(
+                    rec,
+                    OpKind::Read,
+                    c,
+                    salt,
+                    out = {
+                        b.record.clear();
+                        s.read(&b.key, op.fields, &mut b.record)
+                    }
+                );
+                if out.status().is_ok()
+                    && c.data_integrity
+                    && !stream.verify(shared, &b.key, op.fields, &b.record)
+                {
+                    out.set_status(Status::VerifyFailed);
                 }
-            );
-            if out.status.is_ok()
-                && c.data_integrity
-                && !stream.verify(shared, &b.key, op.fields, &b.record)
-            {
-                out.status = Status::VerifyFailed;
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: Traced::fields(op.fields),
+                };
+                rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced)
             }
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: Traced::fields(op.fields),
-            };
-            rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced)
-        }
-        OpKind::Scan => {
-            let mut out;
-            let (first, start, end) = with_retries!(
-                rec,
-                OpKind::Scan,
-                c,
-                salt,
-                out = {
-                    b.scan.clear();
-                    s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
+            OpKind::Scan => {
+                let mut out;
+                let (first, start, end) = with_retries!(
+                    rec,
+                    OpKind::Scan,
+                    c,
+                    salt,
+                    out = {
+                        b.scan.clear();
+                        s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
+                    }
+                );
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: op.scan_length,
+                };
+                rec.record_op(OpKind::Scan, &out, origin(first), (start, end), traced)
+            }
+            OpKind::Update => {
+                stream.values(shared, &b.key, op.fields, &mut b.values);
+                let mut out;
+                let (first, start, end) = with_retries!(
+                    rec,
+                    OpKind::Update,
+                    c,
+                    salt,
+                    out = s.update(&b.key, &b.values)
+                );
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: Traced::fields(op.fields),
+                };
+                rec.record_op(OpKind::Update, &out, origin(first), (start, end), traced)
+            }
+            OpKind::Delete => {
+                let mut out;
+                let (first, start, end) =
+                    with_retries!(rec, OpKind::Delete, c, salt, out = s.delete(&b.key));
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: 0,
+                };
+                rec.record_op(OpKind::Delete, &out, origin(first), (start, end), traced)
+            }
+            OpKind::Insert if phase == Phase::Run => {
+                stream.values(shared, &b.key, Fields::All, &mut b.values);
+                let keynum = [instance_key(c, op.keynum)];
+                let mut pending = Pending::new(&shared.ledger, &keynum);
+                let mut out;
+                let (first, start, end) = with_retries!(
+                    rec,
+                    OpKind::Insert,
+                    c,
+                    salt,
+                    out = s.insert(&b.key, &b.values),
+                    |st| pending.attempt(st)
+                );
+                pending.settle(out.status());
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: 0,
+                };
+                let done = rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced);
+                if let Err(e) = shared.inserts.acknowledge(op.keynum) {
+                    rec.message(OpKind::Insert, Status::Error, &e.to_string());
                 }
-            );
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: op.scan_length,
-            };
-            rec.record_op(OpKind::Scan, &out, origin(first), (start, end), traced)
-        }
-        OpKind::Update => {
-            stream.values(shared, &b.key, op.fields, &mut b.values);
-            let mut out;
-            let (first, start, end) = with_retries!(
-                rec,
-                OpKind::Update,
-                c,
-                salt,
-                out = s.update(&b.key, &b.values)
-            );
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: Traced::fields(op.fields),
-            };
-            rec.record_op(OpKind::Update, &out, origin(first), (start, end), traced)
-        }
-        OpKind::Delete => {
-            let mut out;
-            let (first, start, end) =
-                with_retries!(rec, OpKind::Delete, c, salt, out = s.delete(&b.key));
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: 0,
-            };
-            rec.record_op(OpKind::Delete, &out, origin(first), (start, end), traced)
-        }
-        OpKind::Insert if phase == Phase::Run => {
-            stream.values(shared, &b.key, Fields::All, &mut b.values);
-            let keynum = [instance_key(c, op.keynum)];
-            let mut pending = Pending::new(&shared.ledger, &keynum);
-            let mut out;
-            let (first, start, end) = with_retries!(
-                rec,
-                OpKind::Insert,
-                c,
-                salt,
-                out = s.insert(&b.key, &b.values),
-                |st| pending.attempt(st)
-            );
-            pending.settle(out.status);
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: 0,
-            };
-            let done = rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced);
-            if let Err(e) = shared.inserts.acknowledge(op.keynum) {
-                rec.message(OpKind::Insert, Status::Error, &e.to_string());
+                done
             }
-            done
-        }
-        OpKind::NewOrder
-        | OpKind::Payment
-        | OpKind::OrderStatus
-        | OpKind::Delivery
-        | OpKind::StockLevel => {
-            unreachable!("the YCSB stream plans YCSB operations only")
-        }
-        OpKind::Insert | OpKind::BatchInsert => {
-            // the load phase follows YCSB's insertion retry properties
-            stream.values(shared, &b.key, Fields::All, &mut b.values);
-            let first = rec.stamp();
-            let mut attempt = 0u32;
-            let (mut out, mut start, mut end);
-            let keynum = [op.keynum];
-            let mut pending = Pending::new(&shared.ledger, &keynum);
-            loop {
-                (out, start, end) = timed!(rec, s.insert(&b.key, &b.values));
-                let retryable = !matches!(out.status, Status::Ok | Status::DuplicateKey);
-                if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
-                    break;
+            OpKind::NewOrder
+            | OpKind::Payment
+            | OpKind::OrderStatus
+            | OpKind::Delivery
+            | OpKind::StockLevel => {
+                unreachable!("the YCSB stream plans YCSB operations only")
+            }
+            OpKind::Insert | OpKind::BatchInsert => {
+                // the load phase follows YCSB's insertion retry properties
+                stream.values(shared, &b.key, Fields::All, &mut b.values);
+                let first = rec.stamp();
+                let mut attempt = 0u32;
+                let (mut out, mut start, mut end);
+                let keynum = [op.keynum];
+                let mut pending = Pending::new(&shared.ledger, &keynum);
+                loop {
+                    (out, start, end) = timed!(rec, s.insert(&b.key, &b.values));
+                    let retryable = !matches!(out.status(), Status::Ok | Status::DuplicateKey);
+                    if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
+                        break;
+                    }
+                    pending.attempt(out.status());
+                    attempt += 1;
+                    rec.retry(OpKind::Insert);
+                    // YCSB waits 0.8 to 1.2 times the retry interval.
+                    let jitter =
+                        0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
+                    tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
                 }
-                pending.attempt(out.status);
-                attempt += 1;
-                rec.retry(OpKind::Insert);
-                // YCSB waits 0.8 to 1.2 times the retry interval.
-                let jitter =
-                    0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
-                tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
+                pending.settle(out.status());
+                // Response time covers every attempt; service time the last one.
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: 0,
+                };
+                rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced)
             }
-            pending.settle(out.status);
-            // Response time covers every attempt; service time the last one.
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: 0,
-            };
-            rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced)
-        }
-        OpKind::ReadModifyWrite => {
-            let mut r;
-            let (first, start, read_end) = with_retries!(
-                rec,
-                OpKind::Read,
-                c,
-                salt,
-                r = {
-                    b.record.clear();
-                    s.read(&b.key, op.fields, &mut b.record)
+            OpKind::ReadModifyWrite => {
+                let mut r;
+                let (first, start, read_end) = with_retries!(
+                    rec,
+                    OpKind::Read,
+                    c,
+                    salt,
+                    r = {
+                        b.record.clear();
+                        s.read(&b.key, op.fields, &mut b.record)
+                    }
+                );
+                if r.status().is_ok()
+                    && c.data_integrity
+                    && !stream.verify(shared, &b.key, op.fields, &b.record)
+                {
+                    r.set_status(Status::VerifyFailed);
                 }
-            );
-            if r.status.is_ok()
-                && c.data_integrity
-                && !stream.verify(shared, &b.key, op.fields, &b.record)
-            {
-                r.status = Status::VerifyFailed;
+                rec.record(OpKind::Read, &r, origin(first), start, read_end);
+                stream.values(shared, &b.key, op.write, &mut b.values);
+                let mut u;
+                let (ufirst, ustart, end) = with_retries!(
+                    rec,
+                    OpKind::Update,
+                    c,
+                    salt,
+                    u = s.update(&b.key, &b.values)
+                );
+                rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
+                let overall = if !r.status().is_ok() { &r } else { &u };
+                let whole = Outcome::new(overall.status(), r.rows(), r.bytes() + u.bytes());
+                let traced = Traced {
+                    key: &b.key,
+                    keynum: num,
+                    first,
+                    arg: Traced::fields(op.fields) | Traced::fields(op.write) << 32,
+                };
+                rec.record_op(
+                    OpKind::ReadModifyWrite,
+                    &whole,
+                    origin(first),
+                    (start, end),
+                    traced,
+                )
             }
-            rec.record(OpKind::Read, &r, origin(first), start, read_end);
-            stream.values(shared, &b.key, op.write, &mut b.values);
-            let mut u;
-            let (ufirst, ustart, end) = with_retries!(
-                rec,
-                OpKind::Update,
-                c,
-                salt,
-                u = s.update(&b.key, &b.values)
-            );
-            rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
-            let overall = if !r.status.is_ok() { &r } else { &u };
-            let whole = Outcome {
-                status: overall.status,
-                rows: r.rows,
-                bytes: r.bytes + u.bytes,
-                detail: None,
-            };
-            let traced = Traced {
-                key: &b.key,
-                keynum: num,
-                first,
-                arg: Traced::fields(op.fields) | Traced::fields(op.write) << 32,
-            };
-            rec.record_op(
-                OpKind::ReadModifyWrite,
-                &whole,
-                origin(first),
-                (start, end),
-                traced,
-            )
         }
     }
 }

@@ -100,7 +100,7 @@ impl<B: Binding> Work for Ycsb<B> {
             Phase::Load => stream.next_load_op(shared)?,
             Phase::Run => stream.next_run_op(shared),
         };
-        let end = execute(session, stream, shared, self.phase, op, intended, b, rec).await;
+        let end = execute(session, stream, shared, self.phase, &op, intended, b, rec).await;
         Some(Stepped { end, ops: 1 })
     }
 }
