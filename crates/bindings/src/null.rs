@@ -320,7 +320,10 @@ mod tests {
         rt.block_on(async {
             let mut s = b.session().await.unwrap();
             let mut rec = Record::with_fields(1);
-            assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
+            assert_eq!(
+                s.read(b"k", Fields::All, &mut rec).await.status(),
+                Status::Ok
+            );
             assert_eq!(s.delete(b"k").await.status(), Status::Ok);
             // without latency a call is done at its first poll: no timer, no yield
             use futures_util::FutureExt;

@@ -182,6 +182,21 @@ impl Record {
         self.present[i] = true;
     }
 
+    /// Sets field `i` to `data`, taking the buffer; gives back the one it
+    /// replaces, emptied, for the caller to reuse (a read that owns its
+    /// value already moves it in without a copy).
+    #[inline]
+    pub fn put(&mut self, i: usize, data: Vec<u8>) -> Vec<u8> {
+        if i >= self.values.len() {
+            self.values.resize(i + 1, Vec::new());
+            self.present.resize(i + 1, false);
+        }
+        self.present[i] = true;
+        let mut old = std::mem::replace(&mut self.values[i], data);
+        old.clear();
+        old
+    }
+
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         (*self.present.get(i)?).then(|| self.values[i].as_slice())
     }
@@ -519,6 +534,29 @@ mod tests {
             vec![(0, 0), (1, 1), (2, 2)]
         );
         assert_eq!(Fields::One(7).columns(10).collect::<Vec<_>>(), vec![(0, 7)]);
+    }
+
+    #[test]
+    fn a_value_put_into_a_record_is_moved_in_and_the_old_buffer_given_back() {
+        let mut r = Record::with_fields(2);
+        r.set(0, b"first");
+        let v = b"second".to_vec();
+        let at = v.as_ptr();
+        let old = r.put(0, v);
+        assert!(
+            old.is_empty() && old.capacity() >= 5,
+            "the old buffer, emptied"
+        );
+        assert_eq!(
+            (r.get(0), r.get(0).unwrap().as_ptr()),
+            (Some(&b"second"[..]), at)
+        );
+        assert_eq!(r.get(1), None);
+        // past the schema's fields, as `set` does
+        r.put(3, b"x".to_vec());
+        assert_eq!(r.get(3), Some(&b"x"[..]));
+        r.clear();
+        assert!(r.is_empty());
     }
 
     #[test]

@@ -151,6 +151,13 @@ impl RedisSession {
         }
     }
 
+    /// Gives a GET's reply buffer back to the pipe for a later reply.
+    pub(super) fn recycle(&self, buf: Vec<u8>) {
+        if let Some(p) = &self.pipe {
+            p.recycle(buf);
+        }
+    }
+
     /// `SET key value [NX|XX]` of the session's value: whether the server stored it.
     pub(super) async fn resp_set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
         let value = std::mem::take(&mut self.value);

@@ -182,7 +182,14 @@ impl WorkerState {
     /// The `Instant` of a raw stamp, to within the clock drift of one interval.
     #[inline]
     fn instant(&self, stamp: u64) -> Instant {
-        self.anchor.0 + Duration::from_nanos(self.clock.delta_as_nanos(self.anchor.1, stamp))
+        let ns = self.clock.delta_as_nanos(self.anchor.1, stamp);
+        // within a second of the anchor (renewed each interval) without the
+        // division `from_nanos` makes to split seconds off
+        let d = match u32::try_from(ns) {
+            Ok(n) if n < 1_000_000_000 => Duration::new(0, n),
+            _ => Duration::from_nanos(ns),
+        };
+        self.anchor.0 + d
     }
 
     /// Sends what the current interval holds, moving on to interval `next`

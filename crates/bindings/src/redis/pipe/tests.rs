@@ -14,17 +14,35 @@ fn replies_parse_whole_and_wait_when_cut_anywhere() {
         (b"$5\r\nab\r\nc\r\n", Reply::Bulk(b"ab\r\nc".to_vec())),
         (b"$0\r\n\r\n", Reply::Bulk(Vec::new())),
     ];
+    let parse = |b: &[u8]| parse_reply(b, &mut Vec::new());
     for (wire, want) in cases {
-        assert_eq!(parse_reply(wire), Ok(Some((want.clone(), wire.len()))));
+        assert_eq!(parse(wire), Ok(Some((want.clone(), wire.len()))));
         for cut in 1..wire.len() {
-            assert_eq!(parse_reply(&wire[..cut]), Ok(None), "{wire:?} cut at {cut}");
+            assert_eq!(parse(&wire[..cut]), Ok(None), "{wire:?} cut at {cut}");
         }
         let mut two = wire.to_vec();
         two.extend_from_slice(b":1\r\n");
-        assert_eq!(parse_reply(&two), Ok(Some((want, wire.len()))));
+        assert_eq!(parse(&two), Ok(Some((want, wire.len()))));
     }
-    assert!(parse_reply(b"*2\r\n").is_err());
-    assert!(parse_reply(b":x\r\n").is_err());
+    assert!(parse(b"*2\r\n").is_err());
+    assert!(parse(b":x\r\n").is_err());
+}
+
+#[test]
+fn a_bulk_reply_fills_a_spare_buffer_when_there_is_one() {
+    let spare = Vec::with_capacity(64);
+    let at = spare.as_ptr();
+    let mut spares = vec![spare];
+    let Ok(Some((Reply::Bulk(v), 9))) = parse_reply(b"$3\r\nabc\r\n", &mut spares) else {
+        panic!("a whole bulk reply")
+    };
+    assert_eq!((v.as_slice(), v.as_ptr()), (&b"abc"[..], at));
+    assert!(spares.is_empty());
+    // none left: a new buffer
+    let Ok(Some((Reply::Bulk(w), _))) = parse_reply(b"$1\r\nz\r\n", &mut spares) else {
+        panic!("a whole bulk reply")
+    };
+    assert_eq!(w, b"z");
 }
 
 #[test]
@@ -80,7 +98,11 @@ fn run(test: impl std::future::Future<Output = ()>) {
         .block_on(test);
 }
 
-async fn pipe_and_server() -> (Rc<Pipe>, impl std::future::Future<Output = ()>, Rc<std::cell::Cell<usize>>) {
+async fn pipe_and_server() -> (
+    Rc<Pipe>,
+    impl std::future::Future<Output = ()>,
+    Rc<std::cell::Cell<usize>>,
+) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let reads = Rc::new(std::cell::Cell::new(0));
@@ -156,12 +178,22 @@ fn a_call_gone_before_its_write_leaves_the_write_to_one_still_waiting() {
             assert!(first.as_mut().poll(&mut cx).is_pending());
             let before = wakes.0.load(std::sync::atomic::Ordering::SeqCst);
             assert!(second.as_mut().poll(&mut cx).is_pending());
-            assert_eq!(wakes.0.load(std::sync::atomic::Ordering::SeqCst), before, "the second waits");
+            assert_eq!(
+                wakes.0.load(std::sync::atomic::Ordering::SeqCst),
+                before,
+                "the second waits"
+            );
             drop(first);
             // the second is woken to write in its place
-            assert_eq!(wakes.0.load(std::sync::atomic::Ordering::SeqCst), before + 1);
+            assert_eq!(
+                wakes.0.load(std::sync::atomic::Ordering::SeqCst),
+                before + 1
+            );
             let r = tokio::time::timeout(Duration::from_secs(5), second).await;
-            assert_eq!(r.expect("the second wrote both"), Ok(Reply::Bulk(b"owt".to_vec())));
+            assert_eq!(
+                r.expect("the second wrote both"),
+                Ok(Reply::Bulk(b"owt".to_vec()))
+            );
             // the first's reply went nowhere: the next call gets its own
             assert_eq!(get(&p, "abc").await, Ok(Reply::Bulk(b"cba".to_vec())));
             drop(p);
@@ -192,7 +224,10 @@ fn a_thread_shares_a_pipe_among_at_most_pipeline_sessions() {
         let b = shared(7, 3).expect("and a third");
         assert!(Rc::ptr_eq(&a, &b));
         assert!(shared(7, 3).is_none(), "three sessions fill it");
-        assert!(shared(8, 3).is_none(), "another binding's pipe is not shared");
+        assert!(
+            shared(8, 3).is_none(),
+            "another binding's pipe is not shared"
+        );
         drop((a, b, p));
         assert!(shared(7, 3).is_none(), "a pipe nobody holds is forgotten");
         server.await;
