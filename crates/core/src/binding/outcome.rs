@@ -134,8 +134,9 @@ impl fmt::Debug for Outcome {
 /// spare value keeps `Poll<Outcome>` at two words.
 struct Tail(NonNull<Box<str>>);
 
-// SAFETY: a Tail is a number or owns a Box<Box<str>>, which is Send and Sync.
+// SAFETY: a Tail is a number or owns a Box<Box<str>>, which is Send.
 unsafe impl Send for Tail {}
+// SAFETY: a Tail is a number or owns a Box<Box<str>>, which is Sync.
 unsafe impl Sync for Tail {}
 
 const _: () = assert!(usize::BITS == 64, "an outcome's bytes fill a 64-bit word");
@@ -169,8 +170,11 @@ impl Tail {
     }
 
     fn detail_of(&self) -> Option<&str> {
+        if self.is_count() {
+            return None;
+        }
         // SAFETY: an even tail is the pointer `detail` leaked, owned by self
-        (!self.is_count()).then(|| unsafe { &**self.0.as_ref() })
+        Some(unsafe { &**self.0.as_ref() })
     }
 }
 

@@ -117,7 +117,7 @@ macro_rules! with_retries {
 /// `async fn`: an `async fn` rebinds every argument at its first poll (a
 /// copy of each into the future's own state, which stalled the core on the
 /// caller's narrower stores); the block uses the captured arguments in place.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 pub(super) fn execute<'a, S: Session>(
     s: &'a mut S,
     stream: &'a mut Stream,
