@@ -231,46 +231,34 @@ impl WorkerState {
         end: u64,
     ) -> (Instant, u64) {
         let service = self.clock.delta_as_nanos(start, end);
+        let (status, rows, bytes) = (out.status(), out.rows(), out.bytes());
         let end = match origin {
             Origin::Intended(t) => {
                 let now = Instant::now();
                 let response = now.saturating_duration_since(t).as_nanos() as u64;
                 self.advance(now);
-                self.rec.record(
-                    kind,
-                    out.status(),
-                    response,
-                    service,
-                    out.rows(),
-                    out.bytes(),
-                );
+                self.rec
+                    .record(kind, status, response, service, rows, bytes);
                 now
             }
             Origin::Stamp(from) => {
                 let at = self.instant(end);
                 self.advance(at);
                 if from == start {
-                    self.rec
-                        .record_same(kind, out.status(), service, out.rows(), out.bytes());
+                    self.rec.record_same(kind, status, service, rows, bytes);
                 } else {
                     let response = self.clock.delta_as_nanos(from, end);
-                    self.rec.record(
-                        kind,
-                        out.status(),
-                        response,
-                        service,
-                        out.rows(),
-                        out.bytes(),
-                    );
+                    self.rec
+                        .record(kind, status, response, service, rows, bytes);
                 }
                 at
             }
         };
         if let Some(d) = out.detail() {
-            self.rec.record_error_message(kind, out.status(), d);
+            self.rec.record_error_message(kind, status, d);
         }
-        if out.status().is_error() {
-            self.error(out.status(), end);
+        if status.is_error() {
+            self.error(status, end);
         }
         (end, service)
     }
