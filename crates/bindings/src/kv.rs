@@ -118,6 +118,22 @@ pub fn decode(
     Ok(bytes)
 }
 
+/// [`decode`] of a value the caller owns: a one-field value moves into the
+/// record without a copy. Gives back a buffer for the caller to reuse (the
+/// record's old one, or `data` when its fields were copied out).
+pub fn decode_owned(
+    fields: usize,
+    data: Vec<u8>,
+    which: Fields,
+    out: &mut Record,
+) -> (Result<u64, Malformed>, Vec<u8>) {
+    if fields == 1 {
+        let bytes = data.len() as u64;
+        return (Ok(bytes), out.put(0, data));
+    }
+    (decode(fields, &data, which, out), data)
+}
+
 /// Whether `values` writes every field of the record, so a write needs no
 /// read of the old value.
 pub(crate) fn is_whole(fields: usize, values: &WriteSet) -> bool {
@@ -202,6 +218,25 @@ mod tests {
         let mut rec = Record::with_fields(1);
         decode(1, b"written by redis-benchmark", Fields::All, &mut rec).unwrap();
         assert_eq!(rec.get(0), Some(&b"written by redis-benchmark"[..]));
+    }
+
+    #[test]
+    fn an_owned_value_moves_in_when_it_is_the_one_field_and_is_given_back_otherwise() {
+        let mut rec = Record::with_fields(1);
+        let v = b"payload".to_vec();
+        let at = v.as_ptr();
+        let (bytes, spare) = decode_owned(1, v, Fields::All, &mut rec);
+        assert_eq!((bytes, rec.get(0)), (Ok(7), Some(&b"payload"[..])));
+        assert_eq!(rec.get(0).map(<[u8]>::as_ptr), Some(at));
+        assert!(spare.is_empty());
+        let mut buf = Vec::new();
+        encode(3, &ws(&[(2, b"two")]), &mut buf);
+        let mut three = Record::with_fields(3);
+        let (bytes, spare) = decode_owned(3, buf.clone(), Fields::All, &mut three);
+        assert_eq!(
+            (bytes, three.get(2), spare),
+            (Ok(3), Some(&b"two"[..]), buf)
+        );
     }
 
     #[test]

@@ -339,16 +339,10 @@ impl Session for RedisSession {
                 }
             }
             Model::String => match self.get().await {
-                // one field: the reply's buffer is the field's value
-                Ok(Some(v)) if self.inner.field_names.len() == 1 => {
-                    let bytes = v.len() as u64;
-                    let old = out.put(0, v);
-                    self.recycle(old);
-                    Outcome::ok(1, bytes)
-                }
                 Ok(Some(v)) => {
-                    let decoded = kv::decode(self.inner.field_names.len(), &v, fields, out);
-                    self.recycle(v);
+                    let n = self.inner.field_names.len();
+                    let (decoded, spare) = kv::decode_owned(n, v, fields, out);
+                    self.recycle(spare);
                     match decoded {
                         Ok(bytes) => Outcome::ok(1, bytes),
                         Err(e) => Outcome::failed(Status::Error, e),

@@ -144,11 +144,9 @@ const _: () = assert!(usize::BITS == 64, "an outcome's bytes fill a 64-bit word"
 impl Tail {
     #[inline]
     fn bytes(n: u64) -> Tail {
-        let word = (n.min(u64::MAX >> 1) << 1 | 1) as usize;
+        let word = std::num::NonZeroUsize::MIN | (n.min(u64::MAX >> 1) << 1) as usize;
         // a number, never dereferenced: no provenance
-        Tail(NonNull::without_provenance(
-            std::num::NonZeroUsize::new(word).expect("the low bit is set"),
-        ))
+        Tail(NonNull::without_provenance(word))
     }
 
     fn detail(text: Box<str>) -> Tail {
