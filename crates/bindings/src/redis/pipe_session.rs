@@ -113,7 +113,8 @@ impl RedisSession {
             return Ok(p.clone());
         }
         let t = self.inner.resp.as_ref().expect("client=resp");
-        let p = t.share_or_connect(self.inner.pipeline).await?;
+        // boxed: the connection's futures stay out of every call's state
+        let p = Box::pin(t.share_or_connect(self.inner.pipeline)).await?;
         self.pipe = Some(p.clone());
         Ok(p)
     }

@@ -133,7 +133,18 @@ impl RedisSession {
         }
     }
 
-    async fn read_hash(
+    async fn read_hash(&mut self, fields: Fields, out: &mut Record) -> Outcome {
+        if let Err(o) = self.connected().await {
+            return o;
+        }
+        match self.read_hash_fields(fields, out).await {
+            Ok(Some(bytes)) => Outcome::ok(1, bytes),
+            Ok(None) => Outcome::of(Status::NotFound),
+            Err(e) => self.failed(e),
+        }
+    }
+
+    async fn read_hash_fields(
         &mut self,
         fields: Fields,
         out: &mut Record,
@@ -168,6 +179,10 @@ impl RedisSession {
         if self.resp() {
             return self.resp_get().await;
         }
+        Box::pin(self.get_by_driver()).await
+    }
+
+    async fn get_by_driver(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
         self.connected().await?;
         let con = self.con.as_mut().expect("connected above");
         match redis::cmd("GET").arg(&self.key[..]).query_async(con).await {
@@ -181,6 +196,10 @@ impl RedisSession {
         if self.resp() {
             return self.resp_del().await;
         }
+        Box::pin(self.del_by_driver()).await
+    }
+
+    async fn del_by_driver(&mut self) -> Result<i64, Outcome> {
         self.connected().await?;
         let con = self.con.as_mut().expect("connected above");
         match redis::cmd("DEL").arg(&self.key[..]).query_async(con).await {
@@ -194,6 +213,10 @@ impl RedisSession {
         if self.resp() {
             return self.resp_set(cond).await;
         }
+        Box::pin(self.set_by_driver(cond)).await
+    }
+
+    async fn set_by_driver(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
         self.connected().await?;
         let con = self.con.as_mut().expect("connected above");
         let mut cmd = redis::cmd("SET");
@@ -239,7 +262,13 @@ impl RedisSession {
                 Err(o) => o,
             };
         }
-        // a partial update: read, merge, compare-and-set
+        Box::pin(self.write_partial(values, upsert)).await
+    }
+
+    /// A partial update of a string-model record (the session's key):
+    /// read, merge, compare-and-set.
+    async fn write_partial(&mut self, values: &WriteSet, upsert: bool) -> Outcome {
+        let n = self.inner.field_names.len();
         for _ in 0..CAS_ATTEMPTS {
             let old = match self.get().await {
                 Ok(v) => v,
@@ -298,75 +327,16 @@ impl RedisSession {
             Err(o) => o,
         }
     }
-}
 
-/// Copies present values into `out`: `None` when no field was present.
-fn copy_fields<'a>(
-    vals: impl Iterator<Item = (usize, Option<&'a [u8]>)>,
-    out: &mut Record,
-) -> Option<u64> {
-    let mut bytes = 0;
-    let mut any = false;
-    for (i, v) in vals {
-        if let Some(v) = v {
-            out.set(i, v);
-            bytes += v.len() as u64;
-            any = true;
-        }
-    }
-    any.then_some(bytes)
-}
-
-impl Session for RedisSession {
-    /// A call abandoned at its timeout may leave a reply on the way: the
-    /// next call connects anew (a pipe keeps the abandoned call's place, so
-    /// the replies after it still reach their callers).
-    fn abandoned(&mut self) {
-        self.con = None;
-    }
-
-    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
-        self.full_key(key);
-        match self.inner.model {
-            Model::Hash => {
-                if let Err(o) = self.connected().await {
-                    return o;
-                }
-                match self.read_hash(fields, out).await {
-                    Ok(Some(bytes)) => Outcome::ok(1, bytes),
-                    Ok(None) => Outcome::of(Status::NotFound),
-                    Err(e) => self.failed(e),
-                }
-            }
-            Model::String => match self.get().await {
-                Ok(Some(v)) => {
-                    let n = self.inner.field_names.len();
-                    let (decoded, spare) = kv::decode_owned(n, v, fields, out);
-                    self.recycle(spare);
-                    match decoded {
-                        Ok(bytes) => Outcome::ok(1, bytes),
-                        Err(e) => Outcome::failed(Status::Error, e),
-                    }
-                }
-                Ok(None) => Outcome::of(Status::NotFound),
-                Err(o) => o,
-            },
-        }
-    }
-
-    async fn scan(
+    /// A scan of the hash model's key index (out of line: the driver's
+    /// futures stay out of every call's state).
+    async fn scan_index(
         &mut self,
         start: &[u8],
         count: u64,
         fields: Fields,
         out: &mut ScanRows,
     ) -> Outcome {
-        if self.inner.model == Model::String {
-            return Outcome::failed(Status::Error, "model=string keeps no key index to scan");
-        }
-        if self.inner.is_cluster() {
-            return Outcome::failed(Status::Error, "a Redis Cluster keeps no key index to scan");
-        }
         let inner = self.inner.clone();
         if let Err(o) = self.connected().await {
             return o;
@@ -428,17 +398,79 @@ impl Session for RedisSession {
         }
         Outcome::ok(n, bytes)
     }
+}
+
+/// Copies present values into `out`: `None` when no field was present.
+fn copy_fields<'a>(
+    vals: impl Iterator<Item = (usize, Option<&'a [u8]>)>,
+    out: &mut Record,
+) -> Option<u64> {
+    let mut bytes = 0;
+    let mut any = false;
+    for (i, v) in vals {
+        if let Some(v) = v {
+            out.set(i, v);
+            bytes += v.len() as u64;
+            any = true;
+        }
+    }
+    any.then_some(bytes)
+}
+
+impl Session for RedisSession {
+    /// A call abandoned at its timeout may leave a reply on the way: the
+    /// next call connects anew (a pipe keeps the abandoned call's place, so
+    /// the replies after it still reach their callers).
+    fn abandoned(&mut self) {
+        self.con = None;
+    }
+
+    async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        self.full_key(key);
+        match self.inner.model {
+            Model::Hash => Box::pin(self.read_hash(fields, out)).await,
+            Model::String => match self.get().await {
+                Ok(Some(v)) => {
+                    let n = self.inner.field_names.len();
+                    let (decoded, spare) = kv::decode_owned(n, v, fields, out);
+                    self.recycle(spare);
+                    match decoded {
+                        Ok(bytes) => Outcome::ok(1, bytes),
+                        Err(e) => Outcome::failed(Status::Error, e),
+                    }
+                }
+                Ok(None) => Outcome::of(Status::NotFound),
+                Err(o) => o,
+            },
+        }
+    }
+
+    async fn scan(
+        &mut self,
+        start: &[u8],
+        count: u64,
+        fields: Fields,
+        out: &mut ScanRows,
+    ) -> Outcome {
+        if self.inner.model == Model::String {
+            return Outcome::failed(Status::Error, "model=string keeps no key index to scan");
+        }
+        if self.inner.is_cluster() {
+            return Outcome::failed(Status::Error, "a Redis Cluster keeps no key index to scan");
+        }
+        Box::pin(self.scan_index(start, count, fields, out)).await
+    }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
         match self.inner.model {
-            Model::Hash => self.write_hash(key, values, false).await,
+            Model::Hash => Box::pin(self.write_hash(key, values, false)).await,
             Model::String => self.write_string(key, values, false).await,
         }
     }
 
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
         match self.inner.model {
-            Model::Hash => self.write_hash(key, values, true).await,
+            Model::Hash => Box::pin(self.write_hash(key, values, true)).await,
             Model::String => self.write_string(key, values, true).await,
         }
     }
@@ -540,7 +572,7 @@ impl Session for RedisSession {
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {
         let n = match self.inner.model {
-            Model::Hash => self.hash_script(|s| &s.delete, key, None).await,
+            Model::Hash => Box::pin(self.hash_script(|s| &s.delete, key, None)).await,
             Model::String => {
                 self.full_key(key);
                 self.del().await
