@@ -376,7 +376,9 @@ fn a_member_killed_9_and_restarted_by_at_shows_in_the_availability_figures() {
     let r = yardstick(
         d,
         &[
-            // paced below capacity, so only the fault moves throughput
+            // paced well below capacity (a loaded CI machine's interval
+            // at 800/s fell under 90% of the baseline after recovery), so
+            // only the fault moves throughput; 12 s leave intervals after it
             "run",
             "--db",
             &u,
@@ -389,9 +391,9 @@ fn a_member_killed_9_and_restarted_by_at_shows_in_the_availability_figures() {
             "--concurrency",
             "4",
             "--target",
-            "800",
+            "300",
             "--duration",
-            "10s",
+            "12s",
             "--at",
             "3s",
             &fault,
