@@ -153,6 +153,9 @@ pub struct OpenOptions {
 pub struct Record {
     values: Vec<Vec<u8>>,
     present: Vec<bool>,
+    /// A field was set since the last clear: a read that found nothing
+    /// (null://, a missing key) leaves nothing to clear.
+    dirty: bool,
 }
 
 impl Record {
@@ -160,13 +163,16 @@ impl Record {
         Record {
             values: vec![Vec::new(); n],
             present: vec![false; n],
+            dirty: false,
         }
     }
 
     /// Forgets the values but keeps the buffers.
     #[inline]
     pub fn clear(&mut self) {
-        self.present.iter_mut().for_each(|p| *p = false);
+        if std::mem::take(&mut self.dirty) {
+            self.present.iter_mut().for_each(|p| *p = false);
+        }
     }
 
     /// Sets field `i` to `data`.
@@ -180,6 +186,7 @@ impl Record {
         b.clear();
         b.extend_from_slice(data);
         self.present[i] = true;
+        self.dirty = true;
     }
 
     /// Sets field `i` to `data`, taking the buffer; gives back the one it
@@ -192,6 +199,7 @@ impl Record {
             self.present.resize(i + 1, false);
         }
         self.present[i] = true;
+        self.dirty = true;
         let mut old = std::mem::replace(&mut self.values[i], data);
         old.clear();
         old
@@ -557,6 +565,22 @@ mod tests {
         assert_eq!(r.get(3), Some(&b"x"[..]));
         r.clear();
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_clear_forgets_every_field_set_or_put_since_the_last_one() {
+        let mut r = Record::with_fields(3);
+        r.set(0, b"a");
+        r.set(2, b"c");
+        r.clear();
+        assert_eq!((r.get(0), r.get(2), r.len()), (None, None, 0));
+        r.clear(); // nothing set since: still empty
+        assert!(r.is_empty());
+        r.put(1, b"b".to_vec());
+        r.clear();
+        assert_eq!(r.get(1), None);
+        r.set(1, b"again");
+        assert_eq!(r.get(1), Some(&b"again"[..]));
     }
 
     #[test]
