@@ -148,8 +148,9 @@ fn fill_sse2(lanes: &mut Lanes, buf: &mut [u8]) {
     use std::arch::x86_64::*;
     let symbols = _mm_set1_epi64x(SYMBOLS as i64);
     let first = _mm_set1_epi64x(FIRST as i64);
-    let round = |lanes: &mut Lanes, out: &mut [u8; 64]| {
-        for (i, l) in lanes.iter_mut().enumerate() {
+    let mut held = *lanes;
+    by_rounds(buf, |out| {
+        for (i, l) in held.iter_mut().enumerate() {
             let x = _mm_xor_si128(*l, _mm_slli_epi64::<13>(*l));
             let x = _mm_xor_si128(x, _mm_srli_epi64::<7>(x));
             *l = _mm_xor_si128(x, _mm_slli_epi64::<17>(x));
@@ -158,19 +159,24 @@ fn fill_sse2(lanes: &mut Lanes, buf: &mut [u8]) {
             // in it; the store is unaligned.
             unsafe { _mm_storeu_si128(out.as_mut_ptr().add(16 * i).cast(), v) };
         }
-    };
-    let mut held = *lanes;
+    });
+    *lanes = held;
+}
+
+/// Runs `round` over `buf` 64 bytes (one step of every lane) at a time; a
+/// partial last round fills a scratch block whose head is copied.
+#[inline(always)]
+fn by_rounds(buf: &mut [u8], mut round: impl FnMut(&mut [u8; 64])) {
     let mut chunks = buf.chunks_exact_mut(64);
     for chunk in &mut chunks {
-        round(&mut held, chunk.try_into().expect("a 64-byte chunk"));
+        round(chunk.try_into().expect("a 64-byte chunk"));
     }
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
         let mut last = [0u8; 64];
-        round(&mut held, &mut last);
+        round(&mut last);
         rest.copy_from_slice(&last[..rest.len()]);
     }
-    *lanes = held;
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -182,24 +188,14 @@ fn lanes_of(s: [u64; 8]) -> Lanes {
 /// and the reference the SSE2 filler is tested against).
 #[cfg(any(test, not(target_arch = "x86_64")))]
 fn fill_scalar(lanes: &mut [u64; 8], buf: &mut [u8]) {
-    fn round(lanes: &mut [u64; 8], out: &mut [u8]) {
-        for (l, out) in lanes.iter_mut().zip(out.chunks_mut(8)) {
+    by_rounds(buf, |out| {
+        for (l, out) in lanes.iter_mut().zip(out.chunks_exact_mut(8)) {
             *l ^= *l << 13;
             *l ^= *l >> 7;
             *l ^= *l << 17;
-            out.copy_from_slice(&((*l & SYMBOLS) + FIRST).to_le_bytes()[..out.len()]);
+            out.copy_from_slice(&((*l & SYMBOLS) + FIRST).to_le_bytes());
         }
-    }
-    let mut chunks = buf.chunks_exact_mut(64);
-    for chunk in &mut chunks {
-        round(lanes, chunk);
-    }
-    let rest = chunks.into_remainder();
-    if !rest.is_empty() {
-        let mut last = [0u8; 64];
-        round(lanes, &mut last);
-        rest.copy_from_slice(&last[..rest.len()]);
-    }
+    });
 }
 
 #[cfg(test)]

@@ -1,5 +1,9 @@
 //! Redis sessions: each operation as the commands (or Lua script) of the
 //! record model, their replies mapped to statuses.
+//!
+//! The driver's paths (redis-rs calls, the hash model, partial updates,
+//! scans) are awaited through `Box::pin`: inline, their large futures sized
+//! every pipelined GET and SET's state, which every slot keeps in cache.
 use super::*;
 use yardstick_core::bounded::Bounded;
 use yardstick_core::error::ServerError;
@@ -328,8 +332,7 @@ impl RedisSession {
         }
     }
 
-    /// A scan of the hash model's key index (out of line: the driver's
-    /// futures stay out of every call's state).
+    /// A scan of the hash model's key index.
     async fn scan_index(
         &mut self,
         start: &[u8],
