@@ -48,19 +48,36 @@ pub(crate) fn fnvhash64(mut val: u64) -> u64 {
 /// [`fnvhash64`] of every value in place, byte by byte across all values:
 /// the values' chains of multiplications are independent, and interleaved
 /// the core runs them side by side instead of waiting out each in turn.
+/// Bytes that are zero in every value only multiply (`h ^ 0 == h`), so
+/// they are taken together as one multiplication by a power of the prime:
+/// record numbers under 2^24 hash in four multiplications instead of eight.
 #[inline]
 pub(crate) fn fnvhash64_all<const N: usize>(vals: &mut [u64; N]) {
+    let any = vals.iter().fold(0, |a, v| a | v);
+    let bytes = (64 - any.leading_zeros()).div_ceil(8);
     let mut hash = [FNV_OFFSET_BASIS_64; N];
-    for byte in 0..8 {
+    for byte in 0..bytes {
         for (h, v) in hash.iter_mut().zip(vals.iter()) {
             *h ^= (v >> (8 * byte)) & 0xff;
             *h = h.wrapping_mul(FNV_PRIME_64);
         }
     }
+    let rest = FNV_PRIME_POWERS[(8 - bytes) as usize];
     for (v, h) in vals.iter_mut().zip(hash) {
-        *v = (h as i64).wrapping_abs() as u64;
+        *v = (h.wrapping_mul(rest) as i64).wrapping_abs() as u64;
     }
 }
+
+/// `FNV_PRIME_64` to the powers 0 to 8, wrapping.
+const FNV_PRIME_POWERS: [u64; 9] = {
+    let mut p = [1u64; 9];
+    let mut i = 1;
+    while i < 9 {
+        p[i] = p[i - 1].wrapping_mul(FNV_PRIME_64);
+        i += 1;
+    }
+    p
+};
 
 /// `a % d` for a divisor fixed in advance, by three multiplications instead
 /// of a division (Lemire, Kaser and Kurz, "Faster remainder by direct
@@ -150,5 +167,28 @@ mod tests {
         let one_by_one = vals.map(fnvhash64);
         fnvhash64_all(&mut vals);
         assert_eq!(vals, one_by_one);
+    }
+
+    #[test]
+    fn fnv_of_narrow_values_skips_only_bytes_zero_in_all() {
+        let mut rng = crate::rng::Rng::new(5);
+        // batches whose widest value has 0 to 8 bytes
+        for width in 0..=8u32 {
+            for _ in 0..50 {
+                let mask = if width == 8 {
+                    !0
+                } else {
+                    (1u64 << (8 * width)) - 1
+                };
+                let mut vals = [0u64; 16];
+                vals.iter_mut().for_each(|v| *v = rng.next_u64() & mask);
+                let one_by_one = vals.map(fnvhash64);
+                fnvhash64_all(&mut vals);
+                assert_eq!(vals, one_by_one, "width {width}");
+            }
+        }
+        let mut zeros = [0u64; 4];
+        fnvhash64_all(&mut zeros);
+        assert_eq!(zeros, [fnvhash64(0); 4]);
     }
 }
