@@ -5,6 +5,7 @@ pub(crate) mod chi2;
 pub mod ci;
 pub(crate) mod recorder;
 pub mod summary;
+pub(crate) mod tally;
 pub mod welch;
 
 pub use recorder::OpRecorder;

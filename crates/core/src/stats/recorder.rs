@@ -2,6 +2,7 @@
 //! hot path, handed to the sampler once per interval and merged there by
 //! adding histograms (exact, unlike averaging percentiles).
 use super::summary::new_histogram;
+use super::tally::Tally;
 use crate::binding::Status;
 use crate::op::OpKind;
 use hdrhistogram::Histogram;
@@ -32,7 +33,7 @@ pub struct OpRecorder {
     /// Completed operations whose response time is their service time (closed
     /// loop, no retry): recorded once on the hot path, added to `response`
     /// and `service` by [`Recorder::fold`] before anyone reads them.
-    same: Histogram<u64>,
+    same: Tally,
     /// The others (not found, errors, ...): response time.
     pub failed: Histogram<u64>,
     /// Operations by status, indexed by `Status::index`.
@@ -50,7 +51,7 @@ impl OpRecorder {
         OpRecorder {
             response: new_histogram(),
             service: new_histogram(),
-            same: new_histogram(),
+            same: Tally::default(),
             failed: new_histogram(),
             statuses: [0; Status::ALL.len()],
             rows: 0,
@@ -88,16 +89,15 @@ impl OpRecorder {
     }
 
     pub fn add(&mut self, o: &OpRecorder) {
-        for h in [&o.response, &o.same] {
-            self.response
-                .add(h)
-                .expect("auto-resizing histograms always add");
-        }
-        for h in [&o.service, &o.same] {
-            self.service
-                .add(h)
-                .expect("auto-resizing histograms always add");
-        }
+        self.response
+            .add(&o.response)
+            .expect("auto-resizing histograms always add");
+        self.service
+            .add(&o.service)
+            .expect("auto-resizing histograms always add");
+        // folded before any hand-over, so empty here but in tests
+        o.same.add_to(&mut self.response);
+        o.same.add_to(&mut self.service);
         self.failed
             .add(&o.failed)
             .expect("auto-resizing histograms always add");
@@ -114,24 +114,19 @@ impl OpRecorder {
         }
     }
 
-    /// Moves `same` into `response` and `service`.
-    fn fold(&mut self) {
-        if self.same.is_empty() {
-            return;
-        }
-        self.response
-            .add(&self.same)
-            .expect("auto-resizing histograms always add");
-        self.service
-            .add(&self.same)
-            .expect("auto-resizing histograms always add");
-        self.same.reset();
+    /// Moves `same` into `response` and `service`: how many values they
+    /// could not hold (clamped to their maximum).
+    fn fold(&mut self) -> u64 {
+        let clamped = self.same.add_to(&mut self.response);
+        self.same.add_to(&mut self.service);
+        self.same.clear();
+        clamped
     }
 
     fn reset(&mut self) {
         self.response.reset();
         self.service.reset();
-        self.same.reset();
+        self.same.clear();
         self.failed.reset();
         self.statuses = [0; Status::ALL.len()];
         self.rows = 0;
@@ -222,12 +217,11 @@ impl Recorder {
         op.statuses[status.index()] += 1;
         op.rows += rows;
         op.bytes += bytes;
-        let mut clamped = put(&mut op.same, latency_ns.max(1));
+        op.same.record(latency_ns.max(1));
         if let Some(h) = &mut op.scan_rows {
-            clamped |= put(h, rows);
-        }
-        if clamped {
-            self.clamped += 1;
+            if put(h, rows) {
+                self.clamped += 1;
+            }
         }
     }
 
@@ -235,7 +229,7 @@ impl Recorder {
     /// [`Self::record_same`] recorded; before a hand-over.
     pub(crate) fn fold(&mut self) {
         for op in self.ops.iter_mut().flatten() {
-            op.fold();
+            self.clamped += op.fold();
         }
     }
 
@@ -460,6 +454,12 @@ mod tests {
         r.record(OpKind::Read, Status::Ok, 5_000_000_000, 4_000_000_000, 1, 0);
         let h = &r.ops[0].as_ref().unwrap().response;
         assert!(h.max() >= 4_990_000_000, "recorded {}", h.max());
+        // the closed loop's one record too, once folded
+        r.record_same(OpKind::Update, Status::Ok, 7_000_000_000, 0, 0);
+        r.fold();
+        let h = &r.ops[OpKind::Update.index()].as_ref().unwrap().service;
+        assert!(h.max() >= 6_990_000_000, "recorded {}", h.max());
+        assert_eq!(r.clamped, 0);
     }
 
     #[test]
