@@ -15,6 +15,7 @@ pub mod cpu;
 pub mod faults;
 pub(crate) mod pacer;
 pub use pacer::sleep_until_precisely;
+mod anchor;
 mod record;
 pub mod replay;
 pub(crate) mod sampler;
@@ -27,7 +28,7 @@ pub mod work;
 mod worker;
 mod ycsb;
 
-pub use record::{Origin, Recording, Traced};
+pub use record::{Ended, Origin, Recording, Traced};
 pub use sampler::{rate_points, IntervalPoint, IntervalView, PointOp, RunOutput};
 pub use schedule::{Schedule, ScheduleError, StepRate};
 pub use spec::{signal_name, Control, Pacing, RunSpec, SpecError};

@@ -2,6 +2,7 @@
 //! sampler whenever an interval boundary passes ([`Report`]), the
 //! intervals' arithmetic, the shared error budget, and [`Recording`], a
 //! slot's handle on all of it.
+use super::anchor::Anchor;
 use crate::binding::{Outcome, Status};
 use crate::op::OpKind;
 use crate::stats::Recorder;
@@ -108,9 +109,11 @@ pub(crate) struct WorkerState {
     budget: Arc<ErrorBudget>,
     /// When the measured time is up (`--duration`).
     deadline: Option<Instant>,
-    /// Maps stamps to `Instant`s for coarse decisions (intervals, deadlines);
-    /// re-taken every interval so calibration drift cannot accumulate.
-    anchor: (Instant, u64),
+    /// Maps stamps to `Instant`s and back for the coarse decisions.
+    anchor: Anchor,
+    /// The interval's end, the measurement's start and the deadline as raw
+    /// stamps (through `anchor`): a stamped operation is placed by its stamp.
+    marks: Marks,
     /// The anchor's offset from the run's start in ns (negative before it):
     /// a traced operation's start is one stamp difference from it.
     anchor_since_t0: i64,
@@ -132,9 +135,9 @@ impl WorkerState {
         deadline: Option<Instant>,
     ) -> Self {
         let first = intervals.index_of(t0);
-        let anchor = anchor_of(&clock);
-        WorkerState {
-            anchor_since_t0: since(t0, anchor.0),
+        let anchor = Anchor::take(&clock);
+        let mut ws = WorkerState {
+            anchor_since_t0: since(t0, anchor.at),
             deadline,
             worker,
             rec: Recorder::new(),
@@ -143,11 +146,25 @@ impl WorkerState {
             intervals,
             tx,
             anchor,
+            marks: Marks::default(),
             budget,
             clock,
             t0,
             trace: None,
-        }
+        };
+        ws.mark();
+        ws
+    }
+
+    /// The moments an operation's end is compared with, as stamps of the
+    /// current anchor.
+    fn mark(&mut self) {
+        let (a, c) = (&self.anchor, &self.clock);
+        self.marks = Marks {
+            boundary: a.stamp_of(c, self.boundary),
+            measure: a.stamp_of(c, self.intervals.measure_start),
+            deadline: self.deadline.map_or(u64::MAX, |d| a.stamp_of(c, d)),
+        };
     }
 
     /// Hands the recorder to the sampler once `now` is past the interval's end.
@@ -164,8 +181,9 @@ impl WorkerState {
         self.send(next);
         self.index = next;
         self.boundary = self.intervals.start_of(next + 1);
-        self.anchor = anchor_of(&self.clock);
-        self.anchor_since_t0 = since(self.t0, self.anchor.0);
+        self.anchor = Anchor::take(&self.clock);
+        self.anchor_since_t0 = since(self.t0, self.anchor.at);
+        self.mark();
     }
 
     /// The interval the worker is in.
@@ -177,19 +195,6 @@ impl WorkerState {
     /// an interval closes on time even when every slot waits for the database.
     pub(crate) fn boundary(&self) -> Instant {
         self.boundary
-    }
-
-    /// The `Instant` of a raw stamp, to within the clock drift of one interval.
-    #[inline]
-    fn instant(&self, stamp: u64) -> Instant {
-        let ns = self.clock.delta_as_nanos(self.anchor.1, stamp);
-        // within a second of the anchor (renewed each interval) without the
-        // division `from_nanos` makes to split seconds off
-        let d = match u32::try_from(ns) {
-            Ok(n) if n < 1_000_000_000 => Duration::new(0, n),
-            _ => Duration::from_nanos(ns),
-        };
-        self.anchor.0 + d
     }
 
     /// Sends what the current interval holds, moving on to interval `next`
@@ -207,7 +212,7 @@ impl WorkerState {
     }
 
     /// Records an operation whose call ran from stamp `start` to stamp `end`;
-    /// returns when it ended.
+    /// returns where its end fell.
     #[inline]
     pub(crate) fn record(
         &mut self,
@@ -216,7 +221,7 @@ impl WorkerState {
         origin: Origin,
         start: u64,
         end: u64,
-    ) -> Instant {
+    ) -> Ended {
         self.record_timed(kind, out, origin, start, end).0
     }
 
@@ -229,21 +234,25 @@ impl WorkerState {
         origin: Origin,
         start: u64,
         end: u64,
-    ) -> (Instant, u64) {
+    ) -> (Ended, u64) {
         let service = self.clock.delta_as_nanos(start, end);
         let (status, rows, bytes) = (out.status(), out.rows(), out.bytes());
-        let end = match origin {
+        let ended = match origin {
             Origin::Intended(t) => {
                 let now = Instant::now();
                 let response = now.saturating_duration_since(t).as_nanos() as u64;
                 self.advance(now);
                 self.rec
                     .record(kind, status, response, service, rows, bytes);
-                now
+                Ended {
+                    measured: now >= self.intervals.measure_start,
+                    past_deadline: self.deadline.is_some_and(|d| now >= d),
+                }
             }
             Origin::Stamp(from) => {
-                let at = self.instant(end);
-                self.advance(at);
+                if end >= self.marks.boundary {
+                    self.flush(self.anchor.instant(&self.clock, end));
+                }
                 if from == start {
                     self.rec.record_same(kind, status, service, rows, bytes);
                 } else {
@@ -251,16 +260,19 @@ impl WorkerState {
                     self.rec
                         .record(kind, status, response, service, rows, bytes);
                 }
-                at
+                Ended {
+                    measured: end >= self.marks.measure,
+                    past_deadline: end >= self.marks.deadline,
+                }
             }
         };
         if let Some(d) = out.detail() {
             self.rec.record_error_message(kind, status, d);
         }
         if status.is_error() {
-            self.error(status, end);
+            self.error(status, ended);
         }
-        (end, service)
+        (ended, service)
     }
 
     /// Records an operation as [`Self::record`] does, and writes it to the
@@ -273,13 +285,13 @@ impl WorkerState {
         origin: Origin,
         (start, end): (u64, u64),
         traced: Traced<'_>,
-    ) -> Instant {
+    ) -> Ended {
         if self.trace.is_none() {
             return self.record(kind, out, origin, start, end);
         }
         // stamps are mapped through the interval's anchor, as intervals are,
         // so a trace's starts and intended starts agree to within ns
-        let (at, raw) = (self.anchor_since_t0, self.anchor.1);
+        let (at, raw) = (self.anchor_since_t0, self.anchor.raw);
         let first = if traced.first >= raw {
             at + self.clock.delta_as_nanos(raw, traced.first) as i64
         } else {
@@ -313,29 +325,29 @@ impl WorkerState {
     }
 
     #[cold]
-    fn error(&mut self, status: Status, end: Instant) {
+    fn error(&mut self, status: Status, ended: Ended) {
         self.budget.spend();
-        if status == Status::Timeout && self.deadline.is_some_and(|d| end >= d) {
+        if status == Status::Timeout && ended.past_deadline {
             self.rec.timeouts_after_end += 1;
         }
     }
 }
 
-/// An `Instant` and the raw stamp of the same moment: the stamp read on
-/// either side of the clock, retried when the thread was preempted between
-/// them (a torn pair would shift every mapped time by the preemption).
-fn anchor_of(clock: &quanta::Clock) -> (Instant, u64) {
-    let mut pair = (Instant::now(), clock.raw());
-    for _ in 0..5 {
-        let before = clock.raw();
-        let now = Instant::now();
-        let after = clock.raw();
-        pair = (now, before + (after.saturating_sub(before)) / 2);
-        if clock.delta_as_nanos(before, after) < 2_000 {
-            break;
-        }
-    }
-    pair
+/// Where an operation's end fell, decided where it is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// After the warm-up: it counts towards `operationcount`.
+    pub measured: bool,
+    /// At or after the run's deadline (`--duration`).
+    pub past_deadline: bool,
+}
+
+/// Raw stamps of the moments an operation's end is compared with.
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    boundary: u64,
+    measure: u64,
+    deadline: u64,
 }
 
 /// ns from `t0` to `t` (negative before it).
@@ -422,7 +434,7 @@ impl Recording<'_> {
         origin: Origin,
         start: u64,
         end: u64,
-    ) -> Instant {
+    ) -> Ended {
         self.state
             .borrow_mut()
             .record(kind, out, origin, start, end)
@@ -438,7 +450,7 @@ impl Recording<'_> {
         origin: Origin,
         stamps: (u64, u64),
         traced: Traced<'_>,
-    ) -> Instant {
+    ) -> Ended {
         self.state
             .borrow_mut()
             .record_traced(kind, out, origin, stamps, traced)

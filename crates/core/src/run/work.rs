@@ -3,7 +3,7 @@
 //! operations. YCSB's core workload ([`super::Ycsb`]) is one, TPC-C's
 //! terminals another, so both get the same pacing, warm-up, status line,
 //! histograms, signal handling and error budget.
-use super::record::Recording;
+use super::record::{Ended, Recording};
 use crate::binding::BindingError;
 use std::time::Instant;
 
@@ -22,8 +22,8 @@ pub struct SlotId {
 /// What one step of a slot did.
 #[derive(Debug, Clone, Copy)]
 pub struct Stepped {
-    /// When it ended.
-    pub end: Instant,
+    /// Where its end fell (as [`Recording::record`] says).
+    pub end: Ended,
     /// Operations it counts towards `operationcount` (a batch counts its records).
     pub ops: u64,
 }

@@ -269,7 +269,7 @@ async fn slot_loop<W: Work>(
     if pacer.is_none() {
         wait_until(t0, alone).await;
     }
-    let mut last_end = Instant::now();
+    let mut past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
     loop {
         if ctx.stop.load(Ordering::Relaxed)
             || ctx.finish.load(Ordering::Relaxed)
@@ -303,7 +303,7 @@ async fn slot_loop<W: Work>(
             None => {
                 // the previous operation's end is "now" closely enough, and
                 // saves a clock read per operation
-                if deadline.is_some_and(|d| last_end >= d) {
+                if past_deadline {
                     break;
                 }
                 None
@@ -312,10 +312,10 @@ async fn slot_loop<W: Work>(
         let Some(done) = work.step(&mut slot, intended, rec).await else {
             break;
         };
-        if done.end >= measure_start {
+        if done.end.measured {
             measured += done.ops;
         }
-        last_end = done.end;
+        past_deadline = done.end.past_deadline;
     }
     end
 }

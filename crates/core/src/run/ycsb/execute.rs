@@ -4,7 +4,7 @@ use super::Buffers;
 use crate::binding::{Fields, Outcome, Session, Status};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
-use crate::run::record::{Origin, Recording, Traced};
+use crate::run::record::{Ended, Origin, Recording, Traced};
 use crate::workload::ledger::Pending;
 use crate::workload::stream::instance_key;
 use crate::workload::{Phase, PlannedOp, SharedState, Stream};
@@ -28,7 +28,7 @@ pub(super) async fn execute_batch<S: Session>(
     shared: &SharedState,
     intended: Option<Instant>,
     rec: &Recording<'_>,
-) -> Instant {
+) -> Ended {
     let c = &shared.config;
     let first = rec.stamp();
     let mut attempt = 0u32;
@@ -127,7 +127,7 @@ pub(super) fn execute<'a, S: Session>(
     intended: Option<Instant>,
     b: &'a mut Buffers,
     rec: &'a Recording<'a>,
-) -> impl std::future::Future<Output = Instant> + 'a {
+) -> impl std::future::Future<Output = Ended> + 'a {
     async move {
         stream.key(shared, op.keynum, &mut b.key);
         let c = &shared.config;
