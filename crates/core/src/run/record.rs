@@ -226,7 +226,7 @@ impl WorkerState {
     }
 
     /// [`Self::record`], also giving the call's service time in ns.
-    #[inline]
+    #[inline(always)]
     fn record_timed(
         &mut self,
         kind: OpKind,
@@ -276,9 +276,25 @@ impl WorkerState {
     }
 
     /// Records an operation as [`Self::record`] does, and writes it to the
-    /// trace when there is one.
-    #[inline]
+    /// trace when there is one. Inlined into every call site, so the plain
+    /// path costs no call; the traced one is a call of its own.
+    #[inline(always)]
     pub(crate) fn record_traced(
+        &mut self,
+        kind: OpKind,
+        out: &Outcome,
+        origin: Origin,
+        stamps: (u64, u64),
+        traced: Traced<'_>,
+    ) -> Ended {
+        if self.trace.is_none() {
+            return self.record_timed(kind, out, origin, stamps.0, stamps.1).0;
+        }
+        self.record_and_trace(kind, out, origin, stamps, traced)
+    }
+
+    #[inline(never)]
+    fn record_and_trace(
         &mut self,
         kind: OpKind,
         out: &Outcome,
@@ -286,9 +302,6 @@ impl WorkerState {
         (start, end): (u64, u64),
         traced: Traced<'_>,
     ) -> Ended {
-        if self.trace.is_none() {
-            return self.record(kind, out, origin, start, end);
-        }
         // stamps are mapped through the interval's anchor, as intervals are,
         // so a trace's starts and intended starts agree to within ns
         let (at, raw) = (self.anchor_since_t0, self.anchor.raw);
@@ -442,7 +455,7 @@ impl Recording<'_> {
 
     /// Records a `kind` operation as [`Self::record`] does, with what a
     /// trace keeps of it (written when the run has `--trace`).
-    #[inline]
+    #[inline(always)]
     pub fn record_op(
         &self,
         kind: OpKind,
