@@ -1,13 +1,15 @@
 //! Executing one operation or one load batch: timing, the statuses that are
 //! retried, and the backoff between retries.
-use super::Buffers;
+use super::{Buffers, Ycsb, YcsbSlot};
+use crate::binding::Binding;
 use crate::binding::{Fields, Outcome, Session, Status};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
 use crate::run::record::{Ended, Origin, Recording, Traced};
+use crate::run::work::Stepped;
 use crate::workload::ledger::Pending;
 use crate::workload::stream::instance_key;
-use crate::workload::{Phase, PlannedOp, SharedState, Stream};
+use crate::workload::{Phase, SharedState, Stream};
 use std::time::Instant;
 
 /// `(output, start stamp, end stamp)` of awaiting `$fut`, as
@@ -22,7 +24,7 @@ macro_rules! timed {
 }
 
 /// One batch insert of the load phase, with YCSB's insertion retries.
-pub(super) async fn execute_batch<S: Session>(
+async fn execute_batch<S: Session>(
     s: &mut S,
     b: &Buffers,
     shared: &SharedState,
@@ -113,28 +115,41 @@ macro_rules! with_retries {
     }};
 }
 
-/// One operation. A function returning an `async move` block rather than an
-/// `async fn`: an `async fn` rebinds every argument at its first poll (a
-/// copy of each into the future's own state, which stalled the core on the
-/// caller's narrower stores); the block uses the captured arguments in place.
-#[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
-pub(super) fn execute<'a, S: Session>(
-    s: &'a mut S,
-    stream: &'a mut Stream,
-    shared: &'a SharedState,
-    phase: Phase,
-    op: &'a PlannedOp,
+/// One step of a slot: the next operation, or the load's next batch. A
+/// function returning an `async move` block rather than an `async fn`: an
+/// `async fn` rebinds every argument at its first poll (a copy of each into
+/// the future's own state, which stalled the core on the caller's narrower
+/// stores); the block uses the captured arguments in place. It is the
+/// slot's step itself (no future of its own around it: one state machine
+/// less to build, poll and drop per operation).
+#[allow(clippy::manual_async_fn)]
+pub(super) fn step<'s, 'l, 'r, 'rr, B: Binding>(
+    y: &'s Ycsb<B>,
+    slot: &'l mut YcsbSlot<B::Session>,
     intended: Option<Instant>,
-    b: &'a mut Buffers,
-    rec: &'a Recording<'a>,
-) -> impl std::future::Future<Output = Ended> + 'a {
+    rec: &'r Recording<'rr>,
+) -> impl std::future::Future<Output = Option<Stepped>> + use<'s, 'l, 'r, 'rr, B> {
     async move {
+        let shared = &*y.shared;
+        let phase = y.phase;
+        let YcsbSlot {
+            session: s,
+            stream,
+            b,
+        } = slot;
+        if phase == Phase::Load && shared.config.batch_size > 1 {
+            return load_batch(s, stream, b, shared, intended, rec).await;
+        }
+        let op = match phase {
+            Phase::Load => stream.next_load_op(shared)?,
+            Phase::Run => stream.next_run_op(shared),
+        };
         stream.key(shared, op.keynum, &mut b.key);
         let c = &shared.config;
         let origin = |start: u64| Origin::of(intended, start);
         let salt = op.keynum;
         let num = Some(instance_key(c, op.keynum));
-        match op.kind {
+        let end = match op.kind {
             OpKind::Read => {
                 let mut out;
                 let (first, start, end) = with_retries!(
@@ -321,6 +336,39 @@ pub(super) fn execute<'a, S: Session>(
                     traced,
                 )
             }
-        }
+        };
+        Some(Stepped { end, ops: 1 })
     }
+}
+
+/// The load's next batch of `db.batchsize` records; `None` once the load's
+/// keys are exhausted.
+async fn load_batch<S: Session>(
+    s: &mut S,
+    stream: &mut Stream,
+    b: &mut Buffers,
+    shared: &SharedState,
+    intended: Option<Instant>,
+    rec: &Recording<'_>,
+) -> Option<Stepped> {
+    b.batch.clear();
+    b.batch_keynums.clear();
+    while b.batch.len() < shared.config.batch_size {
+        let Some(op) = stream.next_load_op(shared) else {
+            break;
+        };
+        let (key, values) = b.batch.push();
+        b.batch_keynums
+            .push(instance_key(&shared.config, op.keynum));
+        stream.key(shared, op.keynum, key);
+        stream.values(shared, key, Fields::All, values);
+    }
+    if b.batch.is_empty() {
+        return None;
+    }
+    let end = execute_batch(s, b, shared, intended, rec).await;
+    Some(Stepped {
+        end,
+        ops: b.batch.len() as u64,
+    })
 }

@@ -2,7 +2,7 @@
 //! opens, worker panics and the `--max-errors` budget.
 use super::execute::{backoff, retryable};
 use super::*;
-use crate::binding::{EngineInfo, Outcome, Session, Status};
+use crate::binding::{EngineInfo, Fields, Outcome, Session, Status};
 use crate::op::OpKind;
 use crate::run::RunSpec;
 use crate::workload::{CoreConfig, Properties};

@@ -5,10 +5,8 @@ mod execute;
 
 use super::record::Recording;
 use super::work::{SlotId, Stepped, Work};
-use crate::binding::{Batch, Binding, BindingError, Fields, Record, ScanRows, WriteSet};
-use crate::workload::stream::instance_key;
+use crate::binding::{Batch, Binding, BindingError, Record, ScanRows, WriteSet};
 use crate::workload::{Phase, SharedState, Stream};
-use execute::{execute, execute_batch};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -66,42 +64,13 @@ impl<B: Binding> Work for Ycsb<B> {
     }
 
     #[inline]
-    async fn step(
+    fn step(
         &self,
         slot: &mut Self::Slot,
         intended: Option<Instant>,
         rec: &Recording<'_>,
-    ) -> Option<Stepped> {
-        let shared = &*self.shared;
-        let YcsbSlot { session, stream, b } = slot;
-        if self.phase == Phase::Load && shared.config.batch_size > 1 {
-            b.batch.clear();
-            b.batch_keynums.clear();
-            while b.batch.len() < shared.config.batch_size {
-                let Some(op) = stream.next_load_op(shared) else {
-                    break;
-                };
-                let (key, values) = b.batch.push();
-                b.batch_keynums
-                    .push(instance_key(&shared.config, op.keynum));
-                stream.key(shared, op.keynum, key);
-                stream.values(shared, key, Fields::All, values);
-            }
-            if b.batch.is_empty() {
-                return None;
-            }
-            let end = execute_batch(session, b, shared, intended, rec).await;
-            return Some(Stepped {
-                end,
-                ops: b.batch.len() as u64,
-            });
-        }
-        let op = match self.phase {
-            Phase::Load => stream.next_load_op(shared)?,
-            Phase::Run => stream.next_run_op(shared),
-        };
-        let end = execute(session, stream, shared, self.phase, &op, intended, b, rec).await;
-        Some(Stepped { end, ops: 1 })
+    ) -> impl std::future::Future<Output = Option<Stepped>> {
+        execute::step(self, slot, intended, rec)
     }
 }
 
