@@ -35,16 +35,11 @@ fn a_traced_operation_carries_its_response_time_from_the_first_attempt() {
     let budget = Arc::new(ErrorBudget::default());
     let mut ws = WorkerState::new(0, iv, t0, tx, clock.clone(), budget, None);
     ws.trace = Some(sink.worker());
-    let stamp = |from: u64, ns: u64| {
-        // the raw stamp `ns` after `from`, as the clock counts
-        let mut to = from;
-        while clock.delta_as_nanos(from, to) < ns {
-            to += 1 + (ns - clock.delta_as_nanos(from, to)) / 4;
-        }
-        to
-    };
     let first = clock.raw();
-    let (retry, end) = (stamp(first, 30_000), stamp(first, 50_000));
+    let (retry, end) = (
+        stamp_after(&clock, first, 30_000),
+        stamp_after(&clock, first, 50_000),
+    );
     let ok = Outcome::ok(1, 0);
     let traced = |first| Traced {
         key: b"k",

@@ -1,8 +1,7 @@
 //! Executing one operation or one load batch: timing, the statuses that are
 //! retried, and the backoff between retries.
 use super::{Buffers, Ycsb, YcsbSlot};
-use crate::binding::Binding;
-use crate::binding::{Fields, Outcome, Session, Status};
+use crate::binding::{Binding, Fields, Outcome, Session, Status};
 use crate::generator::fnvhash64;
 use crate::op::OpKind;
 use crate::run::record::{Ended, Origin, Recording, Traced};
