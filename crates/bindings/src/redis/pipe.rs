@@ -394,20 +394,94 @@ impl Drop for Pending<'_> {
     }
 }
 
-/// `*N $len arg ...` in RESP2.
+/// `*N $len arg ...` in RESP2, appended in place: one reservation for the
+/// whole command and one copy per argument. Appended piece by piece (a
+/// capacity check and a `memcpy` call for each of a SET's ten pieces, the
+/// lengths through `itoa`) it cost ~330 instructions a SET, a tenth of a
+/// pipelined SET's client CPU.
 fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
-    let mut n = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(n.format(args.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for a in args {
-        out.push(b'$');
-        out.extend_from_slice(n.format(a.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
+    // a header is a tag, at most 20 digits and CRLF; an argument its bytes and CRLF
+    let room = HEAD + args.iter().map(|a| HEAD + a.len() + 2).sum::<usize>();
+    out.reserve(room);
+    // SAFETY: `reserve` made room for `room` bytes past the length and
+    // what is written below is at most that; every byte up to the new
+    // length is written before it is set.
+    unsafe {
+        let start = out.as_mut_ptr();
+        let mut p = head(start.add(out.len()), b'*', args.len());
+        for a in args {
+            p = head(p, b'$', a.len());
+            std::ptr::copy_nonoverlapping(a.as_ptr(), p, a.len());
+            p = p.add(a.len());
+            p.cast::<[u8; 2]>().write_unaligned(*b"\r\n");
+            p = p.add(2);
+        }
+        out.set_len(p.offset_from(start) as usize);
     }
 }
+
+/// The most a RESP header takes: a tag, a `usize`'s 20 digits and CRLF.
+const HEAD: usize = 23;
+
+/// Writes `tag`, `n` in decimal and CRLF at `p`; returns where they end.
+/// Numbers under 10,000 (every count and key, most values) take a branch or
+/// two and a table of digit pairs instead of a division per digit.
+///
+/// # Safety
+/// `p` must have room for [`HEAD`] bytes.
+#[inline(always)]
+unsafe fn head(p: *mut u8, tag: u8, n: usize) -> *mut u8 {
+    // SAFETY: the caller gives room for the tag, up to 20 digits and CRLF.
+    unsafe {
+        p.write(tag);
+        let d = p.add(1);
+        let pair = |at: *mut u8, k: usize| {
+            at.cast::<[u8; 2]>()
+                .write_unaligned([PAIRS[2 * k], PAIRS[2 * k + 1]])
+        };
+        let end = if n < 10 {
+            d.write(b'0' + n as u8);
+            d.add(1)
+        } else if n < 100 {
+            pair(d, n);
+            d.add(2)
+        } else if n < 10_000 {
+            let (hi, lo) = (n / 100, n % 100);
+            if hi < 10 {
+                d.write(b'0' + hi as u8);
+                pair(d.add(1), lo);
+                d.add(3)
+            } else {
+                pair(d, hi);
+                pair(d.add(2), lo);
+                d.add(4)
+            }
+        } else {
+            let digits = n.ilog10() as usize + 1;
+            let (mut m, mut at) = (n, d.add(digits));
+            while m > 0 {
+                at = at.sub(1);
+                at.write(b'0' + (m % 10) as u8);
+                m /= 10;
+            }
+            d.add(digits)
+        };
+        end.cast::<[u8; 2]>().write_unaligned(*b"\r\n");
+        end.add(2)
+    }
+}
+
+/// "00" to "99", two bytes each.
+const PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut k = 0;
+    while k < 100 {
+        t[2 * k] = b'0' + (k / 10) as u8;
+        t[2 * k + 1] = b'0' + (k % 10) as u8;
+        k += 1;
+    }
+    t
+};
 
 /// One reply from the start of `b` and the bytes it took; `None` when it
 /// has not fully arrived. A bulk reply goes into a buffer of `spare` when

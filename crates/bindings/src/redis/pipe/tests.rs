@@ -50,6 +50,23 @@ fn commands_are_resp_arrays_of_bulk_strings() {
     let mut out = Vec::new();
     encode(&mut out, &[b"SET", b"k", b""]);
     assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+    // appended after what is there, lengths of every number of digits
+    let big = vec![b'v'; 123_456];
+    let mut expected = out.clone();
+    for len in [0, 1, 9, 10, 99, 100, 999, 1000, 12_345, 123_456] {
+        let args: [&[u8]; 2] = [b"GET", &big[..len]];
+        encode(&mut out, &args);
+        expected.extend_from_slice(format!("*2\r\n$3\r\nGET\r\n${len}\r\n").as_bytes());
+        expected.extend_from_slice(&big[..len]);
+        expected.extend_from_slice(b"\r\n");
+    }
+    assert_eq!(out, expected);
+    // a command of many arguments: the array's count in two digits
+    let many: Vec<&[u8]> = std::iter::repeat_n(&b"ab"[..], 12).collect();
+    let mut out = Vec::new();
+    encode(&mut out, &many);
+    assert!(out.starts_with(b"*12\r\n$2\r\nab\r\n"), "{out:?}");
+    assert_eq!(out.len(), 5 + 12 * 8);
 }
 
 /// A server that answers `GET key` with the key reversed, one byte per
