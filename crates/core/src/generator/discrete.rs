@@ -7,6 +7,9 @@ use crate::rng::Rng;
 pub(crate) struct Discrete<T: Copy> {
     /// Cumulative thresholds scaled to 2^64; the last value takes the remainder.
     thresholds: Vec<(u64, T)>,
+    /// The value when it is the only one: no draw (and no look at the
+    /// thresholds) per operation, as in YCSB's workload C.
+    only: Option<T>,
 }
 
 impl<T: Copy> Discrete<T> {
@@ -34,11 +37,18 @@ impl<T: Copy> Discrete<T> {
         if let Some(last) = thresholds.last_mut() {
             last.0 = u64::MAX;
         }
-        Some(Discrete { thresholds })
+        let only = match thresholds[..] {
+            [(_, v)] => Some(v),
+            _ => None,
+        };
+        Some(Discrete { thresholds, only })
     }
 
     #[inline]
     pub(crate) fn next(&self, rng: &mut Rng) -> T {
+        if let Some(v) = self.only {
+            return v;
+        }
         let x = rng.next_u64();
         for &(t, v) in &self.thresholds {
             if x < t {
@@ -74,6 +84,21 @@ mod tests {
         let e = [50_000.0, 30_000.0, 15_000.0, 5_000.0];
         assert!(chi_squared(&c, &e).passes());
         assert_eq!(d.values().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_single_value_takes_no_draw() {
+        let d = Discrete::new(&[(0.0, 1u8), (0.7, 2)]).unwrap();
+        let (mut a, mut b) = (Rng::new(4), Rng::new(4));
+        for _ in 0..10 {
+            assert_eq!(d.next(&mut a), 2);
+        }
+        assert_eq!(a.next_u64(), b.next_u64(), "the stream is untouched");
+        // two values draw once each
+        let d = Discrete::new(&[(0.5, 1u8), (0.5, 2)]).unwrap();
+        d.next(&mut a);
+        b.next_u64();
+        assert_eq!(a.next_u64(), b.next_u64());
     }
 
     #[test]
