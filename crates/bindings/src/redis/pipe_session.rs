@@ -121,9 +121,13 @@ impl RedisSession {
 
     /// Sends `args` over the pipe, reconnecting once when the last one broke.
     async fn resp_call(&mut self, args: &[&[u8]]) -> Result<Reply, Outcome> {
-        let reply = match self.pipe().await {
-            Ok(p) => p.call(args).await,
-            Err(b) => Err(b),
+        // the pipe it has, borrowed: no reference count or future of its own per call
+        let reply = match &self.pipe {
+            Some(p) => p.call(args).await,
+            None => match self.pipe().await {
+                Ok(p) => p.call(args).await,
+                Err(b) => Err(b),
+            },
         };
         match reply {
             Ok(Reply::Error(e)) => {
