@@ -86,10 +86,12 @@ async fn within<F: Future>(
         if let Poll::Ready(v) = call.as_mut().poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        if let (Some(sleep), Some(armed)) = (&timer.sleep, &timer.armed) {
-            if armed.will_wake(cx.waker()) && !sleep.is_elapsed() {
-                return Poll::Pending;
-            }
+        let armed = timer
+            .armed
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()));
+        if armed && timer.sleep.as_ref().is_some_and(|s| !s.is_elapsed()) {
+            return Poll::Pending;
         }
         let sleep = timer.sleep.get_or_insert_with(|| {
             Box::pin(tokio::time::sleep_until(
@@ -106,11 +108,7 @@ async fn within<F: Future>(
                 .as_mut()
                 .reset(tokio::time::Instant::now() + (limit - elapsed));
         }
-        if !timer
-            .armed
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
+        if !armed {
             timer.armed = Some(cx.waker().clone());
         }
         Poll::Pending
