@@ -176,6 +176,10 @@ impl<S: Session> Session for Bounded<S> {
     fn abandoned(&mut self) {
         self.inner.abandoned();
     }
+
+    fn release(&mut self, rec: &mut Record) {
+        self.inner.release(rec);
+    }
 }
 
 #[cfg(test)]
@@ -183,10 +187,12 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    /// Reads take `delay`; counts the calls it was told were abandoned.
+    /// Reads take `delay`; counts the calls it was told were abandoned and the
+    /// records released.
     struct Slow {
         delay: Duration,
         abandoned: u32,
+        released: u32,
     }
 
     impl Session for Slow {
@@ -209,6 +215,9 @@ mod tests {
         fn abandoned(&mut self) {
             self.abandoned += 1;
         }
+        fn release(&mut self, _: &mut Record) {
+            self.released += 1;
+        }
     }
 
     #[test]
@@ -223,6 +232,7 @@ mod tests {
                 Slow {
                     delay: Duration::from_millis(1),
                     abandoned: 0,
+                    released: 0,
                 },
                 limit,
             );
@@ -234,6 +244,8 @@ mod tests {
                     Status::Ok
                 );
             }
+            b.release(&mut rec);
+            assert_eq!(b.get_mut().released, 1, "the release reaches the session");
             b.get_mut().delay = Duration::from_secs(30);
             let started = Instant::now();
             let o = b.read(b"k", Fields::All, &mut rec).await;
@@ -280,6 +292,7 @@ mod tests {
                 Slow {
                     delay: Duration::from_secs(30),
                     abandoned: 0,
+                    released: 0,
                 },
                 Duration::from_millis(50),
             );

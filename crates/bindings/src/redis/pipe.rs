@@ -147,6 +147,12 @@ impl Pipe {
         }
     }
 
+    /// Reply buffers kept for later replies.
+    #[cfg(test)]
+    pub(super) fn spares(&self) -> usize {
+        self.st.borrow().spare.len()
+    }
+
     /// Sends one command (its arguments) and waits for its reply.
     pub(super) async fn call(&self, args: &[&[u8]]) -> Result<Reply, Broken> {
         let (ticket, flushes) = {

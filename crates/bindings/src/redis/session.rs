@@ -428,6 +428,16 @@ impl Session for RedisSession {
         self.con = None;
     }
 
+    /// A one-field string value was the pipe's reply buffer: back to the
+    /// pipe, for the next reply to land in while it is still in cache.
+    fn release(&mut self, rec: &mut Record) {
+        if self.inner.model == Model::String && self.inner.field_names.len() == 1 {
+            if let Some(buf) = rec.take(0) {
+                self.recycle(buf);
+            }
+        }
+    }
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         self.full_key(key);
         match self.inner.model {

@@ -171,7 +171,10 @@ fn tls_with_the_servers_ca_connects_and_records_settings() {
         ws.push(0).extend_from_slice(b"over tls");
         assert_eq!(s.insert(b"k", &ws).await.status(), Status::Ok);
         let mut rec = Record::with_fields(1);
-        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
+        assert_eq!(
+            s.read(b"k", Fields::All, &mut rec).await.status(),
+            Status::Ok
+        );
         assert_eq!(rec.get(0), Some(&b"over tls"[..]));
     });
     // without the CA the self-signed certificate is rejected at open
@@ -236,7 +239,9 @@ fn pipelined_sessions_share_a_connection_per_thread() {
             assert!(statuses.iter().all(|s| *s == Status::Ok), "{statuses:?}");
             let mut rec = Record::default();
             for (i, s) in sessions.iter_mut().enumerate().rev() {
-                let o = s.read(format!("k{i}").as_bytes(), Fields::All, &mut rec).await;
+                let o = s
+                    .read(format!("k{i}").as_bytes(), Fields::All, &mut rec)
+                    .await;
                 assert_eq!(o.status(), Status::Ok, "{o:?}");
                 assert_eq!(rec.get(0), Some(&b"v"[..]));
             }
@@ -247,8 +252,14 @@ fn pipelined_sessions_share_a_connection_per_thread() {
 #[test]
 fn a_client_that_cannot_serve_the_url_is_refused_in_one_line() {
     for (url, want) in [
-        (format!("{}?model=hash&client=resp", server_url()), "use it with model=string"),
-        (format!("{}?model=string&client=tcp", server_url()), "unknown Redis client 'tcp'"),
+        (
+            format!("{}?model=hash&client=resp", server_url()),
+            "use it with model=string",
+        ),
+        (
+            format!("{}?model=string&client=tcp", server_url()),
+            "unknown Redis client 'tcp'",
+        ),
         (
             "redis://127.0.0.1:46391,127.0.0.1:46392?model=string&client=resp".into(),
             "one node over plain TCP",
@@ -313,4 +324,54 @@ fn scans_are_refused_for_the_string_model_only() {
         .to_string();
     assert!(e.contains("scans") && e.contains("model=hash"), "{e}");
     assert!(open_url(&server_url(), &with_scans).is_ok());
+}
+
+#[test]
+fn a_released_value_buffer_takes_the_next_reply() {
+    if !available() {
+        return;
+    }
+    let url = format!(
+        "{}?model=string&pipeline=4&prefix={}:",
+        server_url(),
+        crate::testing::unique_name("release")
+    );
+    let b = open_url(&url, &opts()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut s = b.session().await.unwrap();
+        for (k, v) in [(&b"a"[..], &b"first value"[..]), (b"b", b"second")] {
+            let mut ws = WriteSet::default();
+            ws.push(0).extend_from_slice(v);
+            assert_eq!(s.insert(k, &ws).await.status(), Status::Ok);
+        }
+        let mut rec = Record::default();
+        assert_eq!(
+            s.read(b"a", Fields::All, &mut rec).await.status(),
+            Status::Ok
+        );
+        let at = rec.get(0).expect("read a").as_ptr();
+        let pipe = s.get_mut().pipe.clone().expect("a pipe");
+        let spares = pipe.spares();
+        s.release(&mut rec);
+        assert_eq!(rec.get(0), None);
+        assert_eq!(
+            pipe.spares(),
+            spares + 1,
+            "the buffer went back to the pipe"
+        );
+        assert_eq!(
+            s.read(b"b", Fields::All, &mut rec).await.status(),
+            Status::Ok
+        );
+        assert_eq!(rec.get(0), Some(&b"second"[..]));
+        assert_eq!(
+            rec.get(0).unwrap().as_ptr(),
+            at,
+            "the next reply landed in it"
+        );
+    });
 }

@@ -173,7 +173,9 @@ pub(super) fn step<'s, 'l, 'r, 'rr, B: Binding>(
                     first,
                     arg: Traced::fields(op.fields),
                 };
-                rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced)
+                let end = rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced);
+                s.release(&mut b.record);
+                end
             }
             OpKind::Scan => {
                 let mut out;
@@ -309,6 +311,7 @@ pub(super) fn step<'s, 'l, 'r, 'rr, B: Binding>(
                     r.set_status(Status::VerifyFailed);
                 }
                 rec.record(OpKind::Read, &r, origin(first), start, read_end);
+                s.release(&mut b.record);
                 stream.values(shared, &b.key, op.write, &mut b.values);
                 let mut u;
                 let (ufirst, ustart, end) = with_retries!(

@@ -214,3 +214,87 @@ fn backoff_doubles_up_to_a_cap_with_bounded_jitter() {
         !retryable(Status::NotFound) && !retryable(Status::Error) && retryable(Status::Conflict)
     );
 }
+
+/// Reads YCSB's deterministic value of field0 (8 bytes) in a buffer of its
+/// own and counts the records the harness gives back with that value in.
+struct Lender(Arc<AtomicU32>, Arc<AtomicU32>);
+
+impl Binding for Lender {
+    type Session = Lender;
+    async fn session(&self) -> Result<Lender, BindingError> {
+        Ok(Lender(self.0.clone(), self.1.clone()))
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}
+
+impl Session for Lender {
+    async fn read(&mut self, key: &[u8], _: Fields, out: &mut Record) -> Outcome {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let mut v = Vec::new();
+        crate::workload::keys::deterministic_value(key, "field0", 8, &mut v);
+        out.put(0, v);
+        Outcome::ok(1, 8)
+    }
+    async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+        Outcome::ok(0, 0)
+    }
+    async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        Outcome::ok(1, 0)
+    }
+    async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        Outcome::ok(1, 0)
+    }
+    async fn delete(&mut self, _: &[u8]) -> Outcome {
+        Outcome::ok(1, 0)
+    }
+    fn release(&mut self, rec: &mut Record) {
+        if rec.take(0).is_some_and(|v| v.len() == 8) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[test]
+fn every_read_is_released_after_its_value_was_verified() {
+    let kv = [
+        "recordcount=50",
+        "operationcount=400",
+        "fieldcount=1",
+        "fieldlength=8",
+        "dataintegrity=true",
+        "readproportion=0.5",
+        "updateproportion=0",
+        "readmodifywriteproportion=0.5",
+    ];
+    let mut p = Properties::new();
+    for o in kv {
+        p.set_override(o).unwrap();
+    }
+    let c = CoreConfig::from_properties(&p).unwrap();
+    let spec = RunSpec::from_config(Phase::Run, &c, 3, Duration::ZERO, 1).unwrap();
+    let (reads, released) = (Arc::default(), Arc::<AtomicU32>::default());
+    let b = Arc::new(Lender(Arc::clone(&reads), released.clone()));
+    let out = crate::run::run(
+        &Ycsb::new(b, Arc::new(SharedState::new(c)), Phase::Run),
+        &spec,
+        &crate::run::Control::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let ok = |k: OpKind| {
+        out.total.ops[k.index()]
+            .as_ref()
+            .map_or(0, |o| o.statuses[Status::Ok.index()])
+    };
+    // a release before the check would leave it nothing to verify: the
+    // reads of read-modify-writes are counted as reads too
+    let reads = reads.load(Ordering::SeqCst);
+    assert!(ok(OpKind::ReadModifyWrite) > 0 && reads > 0);
+    assert_eq!(
+        (ok(OpKind::Read), out.total.total_errors()),
+        (reads.into(), 0)
+    );
+    assert_eq!(released.load(Ordering::SeqCst), reads);
+}
