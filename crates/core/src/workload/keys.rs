@@ -13,10 +13,12 @@ pub(crate) fn build_key(keynum: u64, zeropadding: usize, ordered: bool, buf: &mu
 
 /// The decimal digits of a key's number, right-aligned: what a key is
 /// besides its prefix and padding, cheap to compute ahead and to copy.
+/// Byte 0 holds the first digit's index: a u64 has at most 20 digits, so
+/// the first four bytes are never digits, and the whole is 24 bytes (a
+/// drawn key's number and digits share half a cache line).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KeyDigits {
     digits: [u8; 24],
-    start: u8,
 }
 
 /// The eight decimal digits of `v` (below 10^8) as bytes 0-9, the most
@@ -72,16 +74,14 @@ impl KeyDigits {
             Some(i) => 8 * i + (chunks[i].trailing_zeros() / 8) as usize,
             None => 23,
         };
-        KeyDigits {
-            digits,
-            start: start as u8,
-        }
+        digits[0] = start as u8;
+        KeyDigits { digits }
     }
 
     /// `user`, zeros up to `zeropadding` digits, the digits.
     #[inline]
     pub(crate) fn write_key(&self, zeropadding: usize, buf: &mut Vec<u8>) {
-        let digits = &self.digits[self.start as usize..];
+        let digits = &self.digits[self.digits[0] as usize..];
         buf.clear();
         buf.extend_from_slice(b"user");
         for _ in digits.len()..zeropadding {
