@@ -68,6 +68,15 @@ pub(crate) fn left_behind(stem: &str, names: impl IntoIterator<Item = String>) -
         .collect()
 }
 
+/// A single-threaded runtime with I/O and timers, as a worker thread has.
+#[cfg(test)]
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a test runtime")
+}
+
 /// This test process's directory for database files, made on first use:
 /// `<temp>/yardstick-tests/scratch_<pid>_0`. The directories of test processes
 /// that have exited are removed then, so embedded databases that tests keep

@@ -161,10 +161,7 @@ fn tls_with_the_servers_ca_connects_and_records_settings() {
     );
     assert_eq!(info.settings.get("tls").map(String::as_str), Some("true"));
     assert!(info.settings.contains_key("appendonly"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
@@ -202,10 +199,7 @@ fn pipelined_sessions_share_a_connection_per_thread() {
         );
         let b = open_url(&url, &opts()).unwrap();
         assert_eq!(b.inner.resp.is_some(), client.is_empty(), "{url}");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = crate::testing::runtime();
         rt.block_on(async {
             let mut sessions = Vec::new();
             for _ in 0..7 {
@@ -278,10 +272,7 @@ fn a_server_error_keeps_its_prefix_and_message() {
     }
     let prefix = crate::testing::unique_name("wrongtype");
     let b = open_url(&format!("{}?prefix={prefix}:", server_url()), &opts()).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let client = redis::Client::open(server_url()).unwrap();
         let mut c = client.get_multiplexed_async_connection().await.unwrap();
@@ -337,10 +328,7 @@ fn a_released_value_buffer_takes_the_next_reply() {
         crate::testing::unique_name("release")
     );
     let b = open_url(&url, &opts()).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         for (k, v) in [(&b"a"[..], &b"first value"[..]), (b"b", b"second")] {
