@@ -499,10 +499,7 @@ fn parse_reply(b: &[u8], spare: &mut Vec<Vec<u8>>) -> Result<Option<(Reply, usiz
     let line = &b[1..eol];
     let text = || String::from_utf8_lossy(line).into_owned();
     let int = || {
-        std::str::from_utf8(line)
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok())
-            .ok_or_else(|| format!("a malformed RESP length or integer: {:?}", text()))
+        resp_int(line).ok_or_else(|| format!("a malformed RESP length or integer: {:?}", text()))
     };
     let reply = match b[0] {
         b'+' => Reply::Status,
@@ -530,6 +527,33 @@ fn parse_reply(b: &[u8], spare: &mut Vec<Vec<u8>>) -> Result<Option<(Reply, usiz
         }
     };
     Ok(Some((reply, eol + 2)))
+}
+
+/// A RESP length or integer: an optional minus and 1 to 19 decimal digits,
+/// nothing else. By hand: through `str::from_utf8` and `str::parse` it
+/// was ~120 instructions of every GET's reply (~4% of a pipelined GET).
+fn resp_int(line: &[u8]) -> Option<i64> {
+    let (negative, digits) = match line {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, line),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &d in digits {
+        let v = d.wrapping_sub(b'0');
+        if v > 9 {
+            return None;
+        }
+        n = n * 10 + v as u64;
+    }
+    // 19 digits fit a u64; the sign's range is checked here
+    if negative {
+        0i64.checked_sub_unsigned(n)
+    } else {
+        i64::try_from(n).ok()
+    }
 }
 
 fn check(r: Reply) -> Result<(), Broken> {

@@ -29,6 +29,35 @@ fn replies_parse_whole_and_wait_when_cut_anywhere() {
 }
 
 #[test]
+fn resp_integers_are_digits_with_an_optional_minus_and_fit_an_i64() {
+    let ok: [(&[u8], i64); 6] = [
+        (b"0", 0),
+        (b"1000", 1000),
+        (b"-1", -1),
+        (b"007", 7),
+        (b"9223372036854775807", i64::MAX),
+        (b"-9223372036854775808", i64::MIN),
+    ];
+    for (line, want) in ok {
+        assert_eq!(resp_int(line), Some(want), "{line:?}");
+    }
+    let bad: [&[u8]; 9] = [
+        b"",
+        b"-",
+        b"+5",
+        b"1 ",
+        b"12a",
+        b"--1",
+        b"9223372036854775808",
+        b"-9223372036854775809",
+        b"12345678901234567890",
+    ];
+    for line in bad {
+        assert_eq!(resp_int(line), None, "{line:?}");
+    }
+}
+
+#[test]
 fn a_bulk_reply_fills_a_spare_buffer_when_there_is_one() {
     let spare = Vec::with_capacity(64);
     let at = spare.as_ptr();
