@@ -314,9 +314,7 @@ mod tests {
     #[test]
     fn plain_null_succeeds_at_once_and_refuses_integrity_checks() {
         let b = NullBinding::open(&Target::parse("null://").unwrap(), &opts(false)).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        let rt = crate::testing::runtime();
         rt.block_on(async {
             let mut s = b.session().await.unwrap();
             let mut rec = Record::with_fields(1);
@@ -348,10 +346,7 @@ mod tests {
     fn simulated_latency_is_applied() {
         let b = NullBinding::open(&Target::parse("null://?latency=5ms").unwrap(), &opts(false))
             .unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = crate::testing::runtime();
         rt.block_on(async {
             let mut s = b.session().await.unwrap();
             let t = Instant::now();

@@ -116,10 +116,7 @@ fn tls_with_the_test_ca_reads_and_writes_and_an_unknown_issuer_is_refused() {
     );
     let b = open_url(&url, &opts(true)).unwrap();
     assert_eq!(b.info().settings["tls"], "true");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();

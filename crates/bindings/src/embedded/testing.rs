@@ -24,14 +24,8 @@ macro_rules! engine_checks {
                 $open(&Target::parse(url)?, &opts)
             }
 
-            fn rt() -> tokio::runtime::Runtime {
-                tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .unwrap()
-            }
-
             fn fill<B: Binding>(b: &B, n: usize) {
-                rt().block_on(async {
+                crate::testing::runtime().block_on(async {
                     let mut s = b.session().await.unwrap();
                     let mut batch = Batch::default();
                     for i in 0..n {
@@ -68,7 +62,7 @@ macro_rules! engine_checks {
                 drop(b);
                 let b = open_url(&url, false).unwrap();
                 assert!(b.disk_bytes().unwrap() > 0);
-                rt().block_on(async {
+                crate::testing::runtime().block_on(async {
                     let mut s = b.session().await.unwrap();
                     let mut rec = Record::with_fields(3);
                     let out = s.read(b"user000499", Fields::All, &mut rec).await;

@@ -70,9 +70,7 @@ fn concurrent_inserts_of_one_key_with_insert_semantics_let_exactly_one_win() {
         .map(|t| {
             let b = b.clone();
             std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .unwrap();
+                let rt = crate::testing::runtime();
                 rt.block_on(async {
                     let mut s = b.session().await.unwrap();
                     let mut won = 0;
@@ -97,9 +95,7 @@ fn concurrent_inserts_of_one_key_with_insert_semantics_let_exactly_one_win() {
 fn concurrent_partial_updates_keep_every_field() {
     let opts = yardstick_core::conformance::options(InsertMode::Upsert, UpdateMode::Update);
     let b = Arc::new(open_memory(&opts).unwrap());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
@@ -112,9 +108,7 @@ fn concurrent_partial_updates_keep_every_field() {
         .map(|field| {
             let b = b.clone();
             std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .unwrap();
+                let rt = crate::testing::runtime();
                 rt.block_on(async {
                     let mut s = b.session().await.unwrap();
                     for i in 1..=300u32 {

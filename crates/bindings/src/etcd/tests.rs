@@ -59,10 +59,7 @@ fn serializable_reads_are_recorded_and_catch_up_with_writes() {
     );
     let b = open_url(&url, &opts()).unwrap();
     assert_eq!(b.info().settings["reads"], "serializable (local member)");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
@@ -127,10 +124,7 @@ fn tls_with_the_test_ca_connects_and_is_recorded() {
         crate::testing::test_ca()
     ));
     assert_eq!(b.info().settings["tls"], "true");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
@@ -243,10 +237,7 @@ fn a_login_is_used_and_renewed_and_a_wrong_password_is_one_clear_line() {
     );
     etcdctl(client, &["auth", "enable"]);
     let b = open_url(&format!("etcd://root:rootpw@127.0.0.1:{client}"), &opts()).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();

@@ -89,10 +89,7 @@ fn version_and_settings_are_recorded_and_oversized_values_are_errors() {
     let info = b.info();
     assert!(info.version.starts_with("1."), "{}", info.version);
     assert!(info.settings.contains_key("item_size_max"), "{info:?}");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
@@ -169,10 +166,7 @@ fn tls_with_the_test_ca_reads_and_writes() {
     }
     let b = opened.unwrap();
     assert_eq!(b.info().settings["tls"], "true");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();

@@ -140,10 +140,7 @@ fn server_variables_are_recorded_and_tls_with_the_test_ca_works() {
     let ca = crate::testing::test_ca();
     let b = open_fresh_with(&opts(true), &format!("?tls_ca={ca}")).unwrap();
     assert_eq!(b.info().settings["tls"], "true");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let mut ws = WriteSet::default();
@@ -170,10 +167,7 @@ fn a_failed_statement_says_what_the_server_said_with_its_error_number() {
         return;
     }
     let b = open_fresh_with(&opts(true), "").unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut s = b.session().await.unwrap();
         let c = s.get_mut().conn.as_mut().unwrap();

@@ -110,7 +110,7 @@ fn a_failed_statement_says_what_the_server_said_with_its_sqlstate() {
         return;
     }
     let b = open_fresh(&opts(true)).unwrap();
-    rt().block_on(async {
+    crate::testing::runtime().block_on(async {
         let mut s = b.session().await.unwrap();
         let live = s.get_mut().live().await.unwrap();
         live.client
@@ -153,13 +153,6 @@ fn server_version_and_settings_are_recorded() {
     assert!(b.disk_bytes().is_some());
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn batch(keys: &[&str]) -> Batch {
     let mut b = Batch::default();
     for k in keys {
@@ -191,7 +184,7 @@ fn copy_batches_insert_and_refuse_duplicates_and_upserts() {
     assert!(e.contains("batch=copy cannot upsert"), "{e}");
     let b = open_fresh_with(&opts(true), "?batch=copy").unwrap();
     assert!(b.info().settings["batch"].starts_with("COPY"));
-    rt().block_on(async {
+    crate::testing::runtime().block_on(async {
         let mut s = b.session().await.unwrap();
         let out = s.insert_batch(&batch(&["k1", "k2", "k3"])).await;
         assert_eq!((out.status(), out.rows()), (Status::Ok, 3));
@@ -219,7 +212,7 @@ fn multi_row_batches_split_at_the_parameter_limit() {
     let b = open_fresh(&opts(true)).unwrap();
     let keys: Vec<String> = (0..20_000).map(|i| format!("key{i:05}")).collect();
     let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-    rt().block_on(async {
+    crate::testing::runtime().block_on(async {
         let mut s = b.session().await.unwrap();
         // 20,000 rows x 4 parameters is more than 65,535: two statements
         let out = s.insert_batch(&batch(&refs)).await;

@@ -137,11 +137,7 @@ fn command_end(buf: &[u8]) -> Option<usize> {
 }
 
 fn run(test: impl std::future::Future<Output = ()>) {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test);
+    crate::testing::runtime().block_on(test);
 }
 
 async fn pipe_and_server() -> (
