@@ -4,11 +4,12 @@
 # process CPU per operation (the client's whole cost: key choice, value
 # generation, timing, recording, status line) and the run's peak memory.
 # Then, against the test servers (scripts/services starts them), the peers
-# side by side, alternating, median of 5 rounds: Redis GET and SET of 1 KB values
-# against redis-benchmark (16 connections from one thread, pipeline depth 1
-# and 16), and PostgreSQL point selects against pgbench -S -M prepared (16
-# connections, 2 threads), each with its client CPU per operation (the
-# peer's from getrusage of its process) and the ratios yardstick / peer.
+# side by side, alternating, median of 5 rounds: Redis GET and SET of 1 KB
+# values against redis-benchmark (16 connections from one thread, pipeline
+# depth 1 and 16), and PostgreSQL point selects against pgbench -S -M
+# prepared (16 connections, 2 threads), each with its client CPU per
+# operation (the peer's from getrusage of its process) and the ratios
+# yardstick / peer.
 # Last, Cassandra inserts against latte (built here with cargo install, into
 # $SELFBENCH_TOOLS), same row shape and concurrency: each tool's own
 # throughput; client CPU per insert and peak memory of the whole process
