@@ -92,7 +92,15 @@ fn three_instances_load_their_parts_insert_disjoint_keys_and_merge() {
     }
     assert_eq!(rows(&file), 3000, "every record loaded once");
 
-    let runs = together(dir.path(), "run", &db, &["-p", "operationcount=3000"]);
+    // paced to last a second: unpaced, each instance's 3,000 operations
+    // took milliseconds, and on a loaded host one instance's sessions could
+    // open after another had finished, leaving the merge no common window
+    let runs = together(
+        dir.path(),
+        "run",
+        &db,
+        &["-p", "operationcount=3000", "--target", "3000"],
+    );
     let mut inserted = 0;
     for v in &runs {
         let statuses = &op(v, "INSERT")["statuses"];
