@@ -45,7 +45,17 @@ fn key_and_values(c: &mut Criterion) {
     let mut st = Stream::new(&s, 1);
     let mut key = Vec::new();
     let mut n = 0u64;
+    // into a run's key buffer, as an operation builds it; and into a Vec,
+    // as a load batch does
+    let mut buf = yardstick_core::workload::keys::KeyBuf::default();
     c.bench_function("build_key_hashed", |b| {
+        b.iter(|| {
+            n = n.wrapping_add(7919) % 1_000_000;
+            st.key_to(&s, black_box(n), &mut buf);
+            black_box(buf.as_bytes());
+        })
+    });
+    c.bench_function("build_key_hashed_vec", |b| {
         b.iter(|| {
             n = n.wrapping_add(7919) % 1_000_000;
             st.key(&s, black_box(n), &mut key);

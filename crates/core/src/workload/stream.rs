@@ -3,7 +3,7 @@
 //! process share (the load counter and the acknowledged insert counter).
 use super::ahead::{Fixed, KeysAhead};
 use super::config::{CoreConfig, LengthDistribution, RequestDistribution};
-use super::keys::{deterministic_value, KeyDigits};
+use super::keys::{deterministic_value, KeyBuf, KeyDigits};
 use super::ledger::InsertLedger;
 use crate::binding::{Fields, Record, WriteSet};
 use crate::generator::{
@@ -310,13 +310,25 @@ impl Stream {
 
     #[inline]
     pub fn key(&self, shared: &SharedState, keynum: u64, buf: &mut Vec<u8>) {
-        let c = &shared.config;
+        self.digits(shared, keynum)
+            .write_key(shared.config.zero_padding, buf);
+    }
+
+    /// [`Self::key`] into an operation's key buffer.
+    #[inline(always)]
+    pub fn key_to(&self, shared: &SharedState, keynum: u64, key: &mut KeyBuf) {
+        key.set(&self.digits(shared, keynum), shared.config.zero_padding);
+    }
+
+    /// The digits of record `keynum`'s key: drawn ahead with it, or now.
+    #[inline(always)]
+    fn digits(&self, shared: &SharedState, keynum: u64) -> KeyDigits {
         if let KeyChooser::Ahead(a) = &self.keys {
             if let Some(d) = a.digits_of(keynum) {
-                return d.write_key(c.zero_padding, buf);
+                return *d;
             }
         }
-        KeyDigits::of_number(key_number(c, keynum)).write_key(c.zero_padding, buf);
+        KeyDigits::of_number(key_number(&shared.config, keynum))
     }
 
     /// Fills `out` with values for `fields` of record `key`: random printable

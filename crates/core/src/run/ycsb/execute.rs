@@ -143,7 +143,7 @@ pub(super) fn step<'s, 'l, 'r, 'rr, B: Binding>(
             Phase::Load => stream.next_load_op(shared)?,
             Phase::Run => stream.next_run_op(shared),
         };
-        stream.key(shared, op.keynum, &mut b.key);
+        stream.key_to(shared, op.keynum, &mut b.key);
         let c = &shared.config;
         let origin = |start: u64| Origin::of(intended, start);
         let salt = op.keynum;

@@ -6,6 +6,7 @@ mod execute;
 use super::record::Recording;
 use super::work::{SlotId, Stepped, Work};
 use crate::binding::{Batch, Binding, BindingError, Record, ScanRows, WriteSet};
+use crate::workload::keys::KeyBuf;
 use crate::workload::{Phase, SharedState, Stream};
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,7 +30,7 @@ impl<B: Binding> Ycsb<B> {
 
 /// Reused per slot so that an operation allocates nothing.
 struct Buffers {
-    key: Vec<u8>,
+    key: KeyBuf,
     values: WriteSet,
     record: Record,
     scan: ScanRows,
@@ -53,7 +54,7 @@ impl<B: Binding> Work for Ycsb<B> {
             session: self.binding.session().await?,
             stream: Stream::new(&self.shared, slot.seed),
             b: Buffers {
-                key: Vec::with_capacity(32),
+                key: KeyBuf::default(),
                 values: WriteSet::default(),
                 record: Record::with_fields(fields),
                 scan: ScanRows::with_fields(fields),
