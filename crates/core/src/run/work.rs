@@ -48,6 +48,25 @@ pub trait Work: Sync {
         intended: Option<Instant>,
         rec: &Recording<'_>,
     ) -> Option<Stepped>;
+
+    /// Closed-loop steps, one after another while `go_on` accepts each one
+    /// it is shown: the step it refused, or `None` once the slot has nothing
+    /// left. The default awaits [`Self::step`] in a loop; a work whose step
+    /// is the loop's own body saves building and dropping a future per
+    /// operation.
+    async fn steps(
+        &self,
+        slot: &mut Self::Slot,
+        rec: &Recording<'_>,
+        mut go_on: impl FnMut(&Stepped) -> bool,
+    ) -> Option<Stepped> {
+        loop {
+            let done = self.step(slot, None, rec).await?;
+            if !go_on(&done) {
+                return Some(done);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -266,56 +266,57 @@ async fn slot_loop<W: Work>(
         unstarted: 0,
         lag_ns: 0,
     };
-    if pacer.is_none() {
-        wait_until(t0, alone).await;
-    }
-    let mut past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
-    loop {
-        if ctx.stop.load(Ordering::Relaxed)
+    let halted = |measured: u64| {
+        ctx.stop.load(Ordering::Relaxed)
             || ctx.finish.load(Ordering::Relaxed)
             || ctx.budget.exceeded.load(Ordering::Relaxed)
             || quota.is_some_and(|q| measured >= q)
-        {
+    };
+    let Some(pacer) = &mut pacer else {
+        // closed loop: one step after another until the run ends; the
+        // previous operation's end is "now" closely enough, and saves a
+        // clock read per operation
+        wait_until(t0, alone).await;
+        if halted(0) || deadline.is_some_and(|d| Instant::now() >= d) {
+            return end;
+        }
+        work.steps(&mut slot, rec, |done| {
+            if done.end.measured {
+                measured += done.ops;
+            }
+            !done.end.past_deadline && !halted(measured)
+        })
+        .await;
+        return end;
+    };
+    loop {
+        if halted(measured) {
             break;
         }
-        let intended = match &mut pacer {
-            Some(p) => {
-                // a timetable's end ends the slot
-                let Some(t) = p.peek().filter(|t| deadline.is_none_or(|d| *t < d)) else {
-                    break;
-                };
-                p.next_intended();
-                wait_until(t, alone).await;
-                let now = Instant::now();
-                if let Some(d) = deadline.filter(|d| now >= *d) {
-                    end.unstarted = 1 + p.remaining_before(d);
-                    break;
-                }
-                let lag = now.saturating_duration_since(t).as_nanos() as u64;
-                end.lag_ns = lag;
-                if t >= measure_start {
-                    let mut ws = rec.state.borrow_mut();
-                    ws.advance(now);
-                    ws.rec.record_lag(lag);
-                }
-                Some(t)
-            }
-            None => {
-                // the previous operation's end is "now" closely enough, and
-                // saves a clock read per operation
-                if past_deadline {
-                    break;
-                }
-                None
-            }
+        // a timetable's end ends the slot
+        let Some(t) = pacer.peek().filter(|t| deadline.is_none_or(|d| *t < d)) else {
+            break;
         };
-        let Some(done) = work.step(&mut slot, intended, rec).await else {
+        pacer.next_intended();
+        wait_until(t, alone).await;
+        let now = Instant::now();
+        if let Some(d) = deadline.filter(|d| now >= *d) {
+            end.unstarted = 1 + pacer.remaining_before(d);
+            break;
+        }
+        let lag = now.saturating_duration_since(t).as_nanos() as u64;
+        end.lag_ns = lag;
+        if t >= measure_start {
+            let mut ws = rec.state.borrow_mut();
+            ws.advance(now);
+            ws.rec.record_lag(lag);
+        }
+        let Some(done) = work.step(&mut slot, Some(t), rec).await else {
             break;
         };
         if done.end.measured {
             measured += done.ops;
         }
-        past_deadline = done.end.past_deadline;
     }
     end
 }

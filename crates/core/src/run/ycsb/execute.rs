@@ -114,20 +114,24 @@ macro_rules! with_retries {
     }};
 }
 
-/// One step of a slot: the next operation, or the load's next batch. A
-/// function returning an `async move` block rather than an `async fn`: an
-/// `async fn` rebinds every argument at its first poll (a copy of each into
-/// the future's own state, which stalled the core on the caller's narrower
-/// stores); the block uses the captured arguments in place. It is the
-/// slot's step itself (no future of its own around it: one state machine
-/// less to build, poll and drop per operation).
+/// A slot's steps, each the next operation or the load's next batch, while
+/// `go_on` accepts them: the step it refused, or `None` once the load's keys
+/// are exhausted. The first is intended at `intended` (the open loop's one
+/// step at a time); closed-loop steps have none. The steps are one loop in
+/// one future: a future per operation cost its building and dropping
+/// (~40 instructions at null://'s floor). A function returning an `async
+/// move` block rather than an `async fn`: an `async fn` rebinds every
+/// argument at its first poll (a copy of each into the future's own state,
+/// which stalled the core on the caller's narrower stores); the block uses
+/// the captured arguments in place.
 #[allow(clippy::manual_async_fn)]
-pub(super) fn step<'s, 'l, 'r, 'rr, B: Binding>(
+pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
     y: &'s Ycsb<B>,
     slot: &'l mut YcsbSlot<B::Session>,
-    intended: Option<Instant>,
+    mut intended: Option<Instant>,
     rec: &'r Recording<'rr>,
-) -> impl std::future::Future<Output = Option<Stepped>> + use<'s, 'l, 'r, 'rr, B> {
+    mut go_on: G,
+) -> impl std::future::Future<Output = Option<Stepped>> + use<'s, 'l, 'r, 'rr, B, G> {
     async move {
         let shared = &*y.shared;
         let phase = y.phase;
@@ -136,210 +140,226 @@ pub(super) fn step<'s, 'l, 'r, 'rr, B: Binding>(
             stream,
             b,
         } = slot;
-        if phase == Phase::Load && shared.config.batch_size > 1 {
-            return load_batch(s, stream, b, shared, intended, rec).await;
+        loop {
+            let done = if phase == Phase::Load && shared.config.batch_size > 1 {
+                load_batch(s, stream, b, shared, intended, rec).await?
+            } else {
+                let op = match phase {
+                    Phase::Load => stream.next_load_op(shared)?,
+                    Phase::Run => stream.next_run_op(shared),
+                };
+                stream.key_to(shared, op.keynum, &mut b.key);
+                let c = &shared.config;
+                let origin = |start: u64| Origin::of(intended, start);
+                let salt = op.keynum;
+                let num = Some(instance_key(c, op.keynum));
+                let end = match op.kind {
+                    OpKind::Read => {
+                        let mut out;
+                        let (first, start, end) = with_retries!(
+                            rec,
+                            OpKind::Read,
+                            c,
+                            salt,
+                            out = {
+                                b.record.clear();
+                                s.read(&b.key, op.fields, &mut b.record)
+                            }
+                        );
+                        if out.status().is_ok()
+                            && c.data_integrity
+                            && !stream.verify(shared, &b.key, op.fields, &b.record)
+                        {
+                            out.set_status(Status::VerifyFailed);
+                        }
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: Traced::fields(op.fields),
+                        };
+                        let end =
+                            rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced);
+                        s.release(&mut b.record);
+                        end
+                    }
+                    OpKind::Scan => {
+                        let mut out;
+                        let (first, start, end) = with_retries!(
+                            rec,
+                            OpKind::Scan,
+                            c,
+                            salt,
+                            out = {
+                                b.scan.clear();
+                                s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
+                            }
+                        );
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: op.scan_length,
+                        };
+                        rec.record_op(OpKind::Scan, &out, origin(first), (start, end), traced)
+                    }
+                    OpKind::Update => {
+                        stream.values(shared, &b.key, op.fields, &mut b.values);
+                        let mut out;
+                        let (first, start, end) = with_retries!(
+                            rec,
+                            OpKind::Update,
+                            c,
+                            salt,
+                            out = s.update(&b.key, &b.values)
+                        );
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: Traced::fields(op.fields),
+                        };
+                        rec.record_op(OpKind::Update, &out, origin(first), (start, end), traced)
+                    }
+                    OpKind::Delete => {
+                        let mut out;
+                        let (first, start, end) =
+                            with_retries!(rec, OpKind::Delete, c, salt, out = s.delete(&b.key));
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: 0,
+                        };
+                        rec.record_op(OpKind::Delete, &out, origin(first), (start, end), traced)
+                    }
+                    OpKind::Insert if phase == Phase::Run => {
+                        stream.values(shared, &b.key, Fields::All, &mut b.values);
+                        let keynum = [instance_key(c, op.keynum)];
+                        let mut pending = Pending::new(&shared.ledger, &keynum);
+                        let mut out;
+                        let (first, start, end) = with_retries!(
+                            rec,
+                            OpKind::Insert,
+                            c,
+                            salt,
+                            out = s.insert(&b.key, &b.values),
+                            |st| pending.attempt(st)
+                        );
+                        pending.settle(out.status());
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: 0,
+                        };
+                        let done = rec.record_op(
+                            OpKind::Insert,
+                            &out,
+                            origin(first),
+                            (start, end),
+                            traced,
+                        );
+                        if let Err(e) = shared.inserts.acknowledge(op.keynum) {
+                            rec.message(OpKind::Insert, Status::Error, &e.to_string());
+                        }
+                        done
+                    }
+                    OpKind::NewOrder
+                    | OpKind::Payment
+                    | OpKind::OrderStatus
+                    | OpKind::Delivery
+                    | OpKind::StockLevel => {
+                        unreachable!("the YCSB stream plans YCSB operations only")
+                    }
+                    OpKind::Insert | OpKind::BatchInsert => {
+                        // the load phase follows YCSB's insertion retry properties
+                        stream.values(shared, &b.key, Fields::All, &mut b.values);
+                        let first = rec.stamp();
+                        let mut attempt = 0u32;
+                        let (mut out, mut start, mut end);
+                        let keynum = [op.keynum];
+                        let mut pending = Pending::new(&shared.ledger, &keynum);
+                        loop {
+                            (out, start, end) = timed!(rec, s.insert(&b.key, &b.values));
+                            let retryable =
+                                !matches!(out.status(), Status::Ok | Status::DuplicateKey);
+                            if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
+                                break;
+                            }
+                            pending.attempt(out.status());
+                            attempt += 1;
+                            rec.retry(OpKind::Insert);
+                            // YCSB waits 0.8 to 1.2 times the retry interval.
+                            let jitter = 0.8
+                                + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64
+                                    / 1000.0;
+                            tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
+                        }
+                        pending.settle(out.status());
+                        // Response time covers every attempt; service time the last one.
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: 0,
+                        };
+                        rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced)
+                    }
+                    OpKind::ReadModifyWrite => {
+                        let mut r;
+                        let (first, start, read_end) = with_retries!(
+                            rec,
+                            OpKind::Read,
+                            c,
+                            salt,
+                            r = {
+                                b.record.clear();
+                                s.read(&b.key, op.fields, &mut b.record)
+                            }
+                        );
+                        if r.status().is_ok()
+                            && c.data_integrity
+                            && !stream.verify(shared, &b.key, op.fields, &b.record)
+                        {
+                            r.set_status(Status::VerifyFailed);
+                        }
+                        rec.record(OpKind::Read, &r, origin(first), start, read_end);
+                        s.release(&mut b.record);
+                        stream.values(shared, &b.key, op.write, &mut b.values);
+                        let mut u;
+                        let (ufirst, ustart, end) = with_retries!(
+                            rec,
+                            OpKind::Update,
+                            c,
+                            salt,
+                            u = s.update(&b.key, &b.values)
+                        );
+                        rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
+                        let overall = if !r.status().is_ok() { &r } else { &u };
+                        let whole = Outcome::new(overall.status(), r.rows(), r.bytes() + u.bytes());
+                        let traced = Traced {
+                            key: &b.key,
+                            keynum: num,
+                            first,
+                            arg: Traced::fields(op.fields) | Traced::fields(op.write) << 32,
+                        };
+                        rec.record_op(
+                            OpKind::ReadModifyWrite,
+                            &whole,
+                            origin(first),
+                            (start, end),
+                            traced,
+                        )
+                    }
+                };
+                Stepped { end, ops: 1 }
+            };
+            if !go_on(&done) {
+                return Some(done);
+            }
+            intended = None;
         }
-        let op = match phase {
-            Phase::Load => stream.next_load_op(shared)?,
-            Phase::Run => stream.next_run_op(shared),
-        };
-        stream.key_to(shared, op.keynum, &mut b.key);
-        let c = &shared.config;
-        let origin = |start: u64| Origin::of(intended, start);
-        let salt = op.keynum;
-        let num = Some(instance_key(c, op.keynum));
-        let end = match op.kind {
-            OpKind::Read => {
-                let mut out;
-                let (first, start, end) = with_retries!(
-                    rec,
-                    OpKind::Read,
-                    c,
-                    salt,
-                    out = {
-                        b.record.clear();
-                        s.read(&b.key, op.fields, &mut b.record)
-                    }
-                );
-                if out.status().is_ok()
-                    && c.data_integrity
-                    && !stream.verify(shared, &b.key, op.fields, &b.record)
-                {
-                    out.set_status(Status::VerifyFailed);
-                }
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: Traced::fields(op.fields),
-                };
-                let end = rec.record_op(OpKind::Read, &out, origin(first), (start, end), traced);
-                s.release(&mut b.record);
-                end
-            }
-            OpKind::Scan => {
-                let mut out;
-                let (first, start, end) = with_retries!(
-                    rec,
-                    OpKind::Scan,
-                    c,
-                    salt,
-                    out = {
-                        b.scan.clear();
-                        s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
-                    }
-                );
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: op.scan_length,
-                };
-                rec.record_op(OpKind::Scan, &out, origin(first), (start, end), traced)
-            }
-            OpKind::Update => {
-                stream.values(shared, &b.key, op.fields, &mut b.values);
-                let mut out;
-                let (first, start, end) = with_retries!(
-                    rec,
-                    OpKind::Update,
-                    c,
-                    salt,
-                    out = s.update(&b.key, &b.values)
-                );
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: Traced::fields(op.fields),
-                };
-                rec.record_op(OpKind::Update, &out, origin(first), (start, end), traced)
-            }
-            OpKind::Delete => {
-                let mut out;
-                let (first, start, end) =
-                    with_retries!(rec, OpKind::Delete, c, salt, out = s.delete(&b.key));
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: 0,
-                };
-                rec.record_op(OpKind::Delete, &out, origin(first), (start, end), traced)
-            }
-            OpKind::Insert if phase == Phase::Run => {
-                stream.values(shared, &b.key, Fields::All, &mut b.values);
-                let keynum = [instance_key(c, op.keynum)];
-                let mut pending = Pending::new(&shared.ledger, &keynum);
-                let mut out;
-                let (first, start, end) = with_retries!(
-                    rec,
-                    OpKind::Insert,
-                    c,
-                    salt,
-                    out = s.insert(&b.key, &b.values),
-                    |st| pending.attempt(st)
-                );
-                pending.settle(out.status());
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: 0,
-                };
-                let done = rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced);
-                if let Err(e) = shared.inserts.acknowledge(op.keynum) {
-                    rec.message(OpKind::Insert, Status::Error, &e.to_string());
-                }
-                done
-            }
-            OpKind::NewOrder
-            | OpKind::Payment
-            | OpKind::OrderStatus
-            | OpKind::Delivery
-            | OpKind::StockLevel => {
-                unreachable!("the YCSB stream plans YCSB operations only")
-            }
-            OpKind::Insert | OpKind::BatchInsert => {
-                // the load phase follows YCSB's insertion retry properties
-                stream.values(shared, &b.key, Fields::All, &mut b.values);
-                let first = rec.stamp();
-                let mut attempt = 0u32;
-                let (mut out, mut start, mut end);
-                let keynum = [op.keynum];
-                let mut pending = Pending::new(&shared.ledger, &keynum);
-                loop {
-                    (out, start, end) = timed!(rec, s.insert(&b.key, &b.values));
-                    let retryable = !matches!(out.status(), Status::Ok | Status::DuplicateKey);
-                    if !retryable || attempt >= c.insertion_retry_limit || rec.stopped() {
-                        break;
-                    }
-                    pending.attempt(out.status());
-                    attempt += 1;
-                    rec.retry(OpKind::Insert);
-                    // YCSB waits 0.8 to 1.2 times the retry interval.
-                    let jitter =
-                        0.8 + 0.4 * (fnvhash64(op.keynum ^ attempt as u64) % 1000) as f64 / 1000.0;
-                    tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
-                }
-                pending.settle(out.status());
-                // Response time covers every attempt; service time the last one.
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: 0,
-                };
-                rec.record_op(OpKind::Insert, &out, origin(first), (start, end), traced)
-            }
-            OpKind::ReadModifyWrite => {
-                let mut r;
-                let (first, start, read_end) = with_retries!(
-                    rec,
-                    OpKind::Read,
-                    c,
-                    salt,
-                    r = {
-                        b.record.clear();
-                        s.read(&b.key, op.fields, &mut b.record)
-                    }
-                );
-                if r.status().is_ok()
-                    && c.data_integrity
-                    && !stream.verify(shared, &b.key, op.fields, &b.record)
-                {
-                    r.set_status(Status::VerifyFailed);
-                }
-                rec.record(OpKind::Read, &r, origin(first), start, read_end);
-                s.release(&mut b.record);
-                stream.values(shared, &b.key, op.write, &mut b.values);
-                let mut u;
-                let (ufirst, ustart, end) = with_retries!(
-                    rec,
-                    OpKind::Update,
-                    c,
-                    salt,
-                    u = s.update(&b.key, &b.values)
-                );
-                rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
-                let overall = if !r.status().is_ok() { &r } else { &u };
-                let whole = Outcome::new(overall.status(), r.rows(), r.bytes() + u.bytes());
-                let traced = Traced {
-                    key: &b.key,
-                    keynum: num,
-                    first,
-                    arg: Traced::fields(op.fields) | Traced::fields(op.write) << 32,
-                };
-                rec.record_op(
-                    OpKind::ReadModifyWrite,
-                    &whole,
-                    origin(first),
-                    (start, end),
-                    traced,
-                )
-            }
-        };
-        Some(Stepped { end, ops: 1 })
     }
 }
 

@@ -298,3 +298,23 @@ fn every_read_is_released_after_its_value_was_verified() {
     );
     assert_eq!(released.load(Ordering::SeqCst), reads);
 }
+
+#[test]
+fn closed_loop_steps_stop_at_the_slots_quota_and_at_the_loads_last_key() {
+    // the steps of a slot are one loop: it must end exactly at its share
+    // of operationcount (7 over 3 slots: 3, 2, 2), and a load's slots when
+    // the keys run out
+    let kv = [
+        "recordcount=5",
+        "operationcount=7",
+        "readproportion=1",
+        "updateproportion=0",
+    ];
+    let count = |out: &crate::run::RunOutput, k: OpKind| {
+        out.total.ops[k.index()].as_ref().map_or(0, |o| o.count())
+    };
+    let (out, _) = run(Fake::new(0, u32::MAX), Phase::Run, &kv, 3);
+    assert_eq!(count(&out.unwrap(), OpKind::Read), 7);
+    let (out, attempts) = run(Fake::new(0, u32::MAX), Phase::Load, &kv, 2);
+    assert_eq!((count(&out.unwrap(), OpKind::Insert), attempts), (5, 5));
+}

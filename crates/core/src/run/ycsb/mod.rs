@@ -71,7 +71,17 @@ impl<B: Binding> Work for Ycsb<B> {
         intended: Option<Instant>,
         rec: &Recording<'_>,
     ) -> impl std::future::Future<Output = Option<Stepped>> {
-        execute::step(self, slot, intended, rec)
+        execute::steps(self, slot, intended, rec, |_| false)
+    }
+
+    #[inline]
+    fn steps(
+        &self,
+        slot: &mut Self::Slot,
+        rec: &Recording<'_>,
+        go_on: impl FnMut(&Stepped) -> bool,
+    ) -> impl std::future::Future<Output = Option<Stepped>> {
+        execute::steps(self, slot, None, rec, go_on)
     }
 }
 
