@@ -114,6 +114,31 @@ macro_rules! with_retries {
     }};
 }
 
+/// A read of `$b.key` with its retries into `$out` (declared by the caller,
+/// as [`with_retries!`] wants), marked `verify_failed` when `dataintegrity`
+/// is on and the value differs from YCSB's; evaluates to its stamps.
+macro_rules! verified_read {
+    ($rec:expr, $c:expr, $salt:expr, $s:expr, $b:expr, $stream:expr, $shared:expr, $fields:expr, $out:ident) => {{
+        let stamps = with_retries!(
+            $rec,
+            OpKind::Read,
+            $c,
+            $salt,
+            $out = {
+                $b.record.clear();
+                $s.read(&$b.key, $fields, &mut $b.record)
+            }
+        );
+        if $out.status().is_ok()
+            && $c.data_integrity
+            && !$stream.verify($shared, &$b.key, $fields, &$b.record)
+        {
+            $out.set_status(Status::VerifyFailed);
+        }
+        stamps
+    }};
+}
+
 /// A slot's steps, each the next operation or the load's next batch, while
 /// `go_on` accepts them: the step it refused, or `None` once the load's keys
 /// are exhausted. The first is intended at `intended` (the open loop's one
@@ -156,22 +181,8 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                 let end = match op.kind {
                     OpKind::Read => {
                         let mut out;
-                        let (first, start, end) = with_retries!(
-                            rec,
-                            OpKind::Read,
-                            c,
-                            salt,
-                            out = {
-                                b.record.clear();
-                                s.read(&b.key, op.fields, &mut b.record)
-                            }
-                        );
-                        if out.status().is_ok()
-                            && c.data_integrity
-                            && !stream.verify(shared, &b.key, op.fields, &b.record)
-                        {
-                            out.set_status(Status::VerifyFailed);
-                        }
+                        let (first, start, end) =
+                            verified_read!(rec, c, salt, s, b, stream, shared, op.fields, out);
                         let traced = Traced {
                             key: &b.key,
                             keynum: num,
@@ -308,22 +319,8 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                     }
                     OpKind::ReadModifyWrite => {
                         let mut r;
-                        let (first, start, read_end) = with_retries!(
-                            rec,
-                            OpKind::Read,
-                            c,
-                            salt,
-                            r = {
-                                b.record.clear();
-                                s.read(&b.key, op.fields, &mut b.record)
-                            }
-                        );
-                        if r.status().is_ok()
-                            && c.data_integrity
-                            && !stream.verify(shared, &b.key, op.fields, &b.record)
-                        {
-                            r.set_status(Status::VerifyFailed);
-                        }
+                        let (first, start, read_end) =
+                            verified_read!(rec, c, salt, s, b, stream, shared, op.fields, r);
                         rec.record(OpKind::Read, &r, origin(first), start, read_end);
                         s.release(&mut b.record);
                         stream.values(shared, &b.key, op.write, &mut b.values);
