@@ -106,7 +106,14 @@ fn a_ramp_from_a_file_spreads_operations_by_the_integral_of_its_rate() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let res = read_json(&d.join("r.json"));
-    assert_eq!(res["totals"]["operations"], 800);
+    // every scheduled operation ran, or (a late host at the deadline) is
+    // counted as never started: failed once as 798 in a full test run
+    let unstarted = res["schedule"]["unstarted_operations"].as_u64().unwrap();
+    assert_eq!(
+        res["totals"]["operations"].as_u64().unwrap() + unstarted,
+        800
+    );
+    assert!(unstarted <= 8, "{unstarted} of 800 never started");
     assert_eq!(res["schedule"]["rate_schedule"], "file:ramp.txt");
     let p = points(&res);
     let ops: Vec<f64> = p.iter().map(|p| p["ops"].as_f64().unwrap()).collect();
