@@ -3,6 +3,7 @@
 //! intervals' arithmetic, the shared error budget, and [`Recording`], a
 //! slot's handle on all of it.
 use super::anchor::Anchor;
+use super::clock::Clock;
 use crate::binding::{Outcome, Status};
 use crate::op::OpKind;
 use crate::stats::Recorder;
@@ -105,7 +106,7 @@ pub(crate) struct WorkerState {
     /// Raw time stamps (the CPU's invariant TSC where there is one: a few ns to
     /// read, against ~30 ns for the OS clock); latencies are differences of two
     /// stamps, so they never depend on how the stamps map to wall time.
-    clock: quanta::Clock,
+    clock: Clock,
     budget: Arc<ErrorBudget>,
     /// When the measured time is up (`--duration`).
     deadline: Option<Instant>,
@@ -130,7 +131,7 @@ impl WorkerState {
         intervals: Intervals,
         t0: Instant,
         tx: mpsc::Sender<Report>,
-        clock: quanta::Clock,
+        clock: Clock,
         budget: Arc<ErrorBudget>,
         deadline: Option<Instant>,
     ) -> Self {
@@ -417,7 +418,7 @@ impl Traced<'_> {
 pub struct Recording<'a> {
     pub(crate) state: &'a RefCell<WorkerState>,
     pub(crate) stop: &'a AtomicBool,
-    pub(crate) clock: &'a quanta::Clock,
+    pub(crate) clock: &'a Clock,
     /// When the run's measured time is up (`--duration`).
     pub(crate) deadline: Option<Instant>,
 }

@@ -31,7 +31,7 @@ fn a_traced_operation_carries_its_response_time_from_the_first_attempt() {
         measure_start: t0,
         length: Duration::from_secs(1),
     };
-    let clock = quanta::Clock::new();
+    let clock = Clock::new();
     let budget = Arc::new(ErrorBudget::default());
     let mut ws = WorkerState::new(0, iv, t0, tx, clock.clone(), budget, None);
     ws.trace = Some(sink.worker());
@@ -93,7 +93,7 @@ fn a_stamped_end_falls_in_the_warm_up_the_measurement_or_past_the_deadline() {
         measure_start: t0 + s(50),
         length: s(100),
     };
-    let clock = quanta::Clock::new();
+    let clock = Clock::new();
     let budget = Arc::new(ErrorBudget::default());
     let deadline = Some(t0 + s(100));
     let mut ws = WorkerState::new(0, iv, t0, tx, clock.clone(), budget, deadline);

@@ -149,7 +149,7 @@ pub(crate) fn run_worker<W: Work>(
         measure_start: t0 + ctx.spec.warmup,
         length: ctx.spec.status_interval,
     };
-    let clock = quanta::Clock::new();
+    let clock = super::clock::Clock::new();
     let deadline = ctx.spec.duration.map(|d| intervals.measure_start + d);
     let state = RefCell::new(WorkerState::new(
         ctx.worker,

@@ -201,7 +201,7 @@ impl Recorder {
     /// Records one finished operation whose response time is its service
     /// time, `latency_ns`: one histogram write instead of two. The
     /// histograms are complete once [`Self::fold`] has run.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_same(
         &mut self,
         kind: OpKind,
