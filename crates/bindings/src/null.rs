@@ -108,11 +108,11 @@ impl Binding for NullBinding {
 
 impl NullSession {
     /// A call that answers `Outcome::ok(rows, bytes)` without a store (a
-    /// plain pair: a droppable `Outcome` held here would cost the call's
-    /// future a drop call), else what `work` makes
-    /// of the locked table; after the simulated service time, when there is
-    /// one (awaited without holding the worker thread: the other slots of
-    /// the thread run meanwhile, as they would while a server answers).
+    /// plain pair: a droppable `Outcome` held here cost the call's future a
+    /// drop call), else what `work` makes of the locked table; after the
+    /// simulated service time, when there is one (awaited without holding
+    /// the worker thread: the other slots of the thread run meanwhile, as
+    /// they would while a server answers).
     #[inline(always)]
     fn call<F: FnOnce(&mut Table) -> Outcome + Unpin>(&self, rows: u64, bytes: u64, work: F) -> Call<'_, F> {
         let pause = (!self.latency.is_zero()).then(|| {
@@ -248,9 +248,9 @@ type Pause = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// A call's future: the pause (none without latency), then its answer.
 /// Written by hand rather than as an `async fn`, whose first poll moves
 /// every argument into its state: without latency a call is one poll, and
-/// without a store that poll only hands over an outcome made where the
-/// call was (the table's closure is never called: ~20 instructions of a
-/// null:// operation), so null:// measures the harness, nothing else.
+/// without a store that poll only hands over the counts given where the
+/// call was made (the table's closure, out of line, is never called), so
+/// null:// measures the harness, nothing else.
 struct Call<'a, F> {
     pause: Option<Pause>,
     /// None once answered.

@@ -2,7 +2,8 @@
 //! CPU's time-stamp counter where it is invariant (the OS clock elsewhere).
 //! quanta's `raw` is a call and a match on its source at every stamp;
 //! where quanta reads the counter, a stamp here reads it in place (two
-//! stamps an operation: ~20 instructions of a null:// operation's ~690).
+//! stamps an operation: 694 -> 671 instructions a null:// workload C
+//! operation).
 //! Everything else (scaling a difference to ns, calibration) is quanta's.
 use std::ops::Deref;
 
@@ -51,8 +52,8 @@ fn counter() -> u64 {
 /// nanoseconds since boot cannot land in a window of at most 10^7 counts
 /// (a few hundred natively, ~10^6 under valgrind) at an origin and rate of
 /// the counter's own; a preempted try is retried.
+#[cfg(target_arch = "x86_64")]
 fn reads_the_counter(clock: &quanta::Clock) -> bool {
-    #[cfg(target_arch = "x86_64")]
     for _ in 0..8 {
         let before = counter();
         let raw = clock.raw();
@@ -61,7 +62,11 @@ fn reads_the_counter(clock: &quanta::Clock) -> bool {
             return (before..=after).contains(&raw);
         }
     }
-    let _ = clock;
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn reads_the_counter(_: &quanta::Clock) -> bool {
     false
 }
 

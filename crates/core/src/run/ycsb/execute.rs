@@ -139,6 +139,21 @@ macro_rules! verified_read {
     }};
 }
 
+/// An update of `$b.key` with fresh values for `$fields`, with its retries,
+/// into `$out` (declared by the caller); evaluates to its stamps.
+macro_rules! update_with_values {
+    ($rec:expr, $c:expr, $salt:expr, $s:expr, $b:expr, $stream:expr, $shared:expr, $fields:expr, $out:ident) => {{
+        $stream.values($shared, &$b.key, $fields, &mut $b.values);
+        with_retries!(
+            $rec,
+            OpKind::Update,
+            $c,
+            $salt,
+            $out = $s.update(&$b.key, &$b.values)
+        )
+    }};
+}
+
 /// A slot's steps, each the next operation or the load's next batch, while
 /// `go_on` accepts them: the step it refused, or `None` once the load's keys
 /// are exhausted. The first is intended at `intended` (the open loop's one
@@ -216,15 +231,9 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                         rec.record_op(OpKind::Scan, &out, origin(first), (start, end), traced)
                     }
                     OpKind::Update => {
-                        stream.values(shared, &b.key, op.fields, &mut b.values);
                         let mut out;
-                        let (first, start, end) = with_retries!(
-                            rec,
-                            OpKind::Update,
-                            c,
-                            salt,
-                            out = s.update(&b.key, &b.values)
-                        );
+                        let (first, start, end) =
+                            update_with_values!(rec, c, salt, s, b, stream, shared, op.fields, out);
                         let traced = Traced {
                             key: &b.key,
                             keynum: num,
@@ -324,15 +333,9 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                             verified_read!(rec, c, salt, s, b, stream, shared, op.fields, r);
                         rec.record(OpKind::Read, &r, origin(first), start, read_end);
                         s.release(&mut b.record);
-                        stream.values(shared, &b.key, op.write, &mut b.values);
                         let mut u;
-                        let (ufirst, ustart, end) = with_retries!(
-                            rec,
-                            OpKind::Update,
-                            c,
-                            salt,
-                            u = s.update(&b.key, &b.values)
-                        );
+                        let (ufirst, ustart, end) =
+                            update_with_values!(rec, c, salt, s, b, stream, shared, op.write, u);
                         rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
                         let overall = if !r.status().is_ok() { &r } else { &u };
                         let whole = Outcome::new(overall.status(), r.rows(), r.bytes() + u.bytes());
