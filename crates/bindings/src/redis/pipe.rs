@@ -28,8 +28,9 @@ use resp::resp_int;
 use resp::{encode, parse_reply};
 pub(super) use resp::Reply;
 
-/// The most reply buffers a thread keeps for later replies: more than
-/// its calls in flight ever need (buffers are made only when none is spare).
+/// The most reply buffers a thread keeps for later replies. A bound only:
+/// a buffer is made when none is spare, so the pool holds no more than
+/// were in use at once.
 const SPARE: usize = 4096;
 
 /// What the pipes of one thread share: the input every read lands in, and
@@ -79,9 +80,9 @@ struct State {
     io: TcpStream,
     out: Vec<u8>,
     written: usize,
-    /// The start of a reply whose end has not arrived (read into the
-    /// thread's input, the rest of it is kept here for the next read).
-    inbuf: Vec<u8>,
+    /// The start of a reply whose end has not arrived: the next read
+    /// appends to it (the thread's input takes the reads otherwise).
+    partial: Vec<u8>,
     /// Ticket of `slots[0]`.
     head: u64,
     slots: VecDeque<Slot>,
@@ -120,7 +121,7 @@ impl Pipe {
                 io,
                 out: Vec::with_capacity(16 * 1024),
                 written: 0,
-                inbuf: Vec::new(),
+                partial: Vec::new(),
                 head: 0,
                 slots: VecDeque::new(),
                 answered: 0,
@@ -270,26 +271,22 @@ impl Pipe {
     fn fill(&self, st: &mut State, ticket: u64, cx: &mut Context<'_>) -> Result<(), String> {
         while st.answered < st.slots.len() {
             // the thread's input, unless a reply's start waits for its end
-            let read = if st.inbuf.is_empty() {
+            let read = if st.partial.is_empty() {
                 with_scratch(|s| {
                     s.input.clear();
-                    let read = st.read(&mut s.input, cx)?;
-                    if read.is_ready() {
-                        let used = st.parse(&s.input, &mut s.spare)?;
-                        st.inbuf.extend_from_slice(&s.input[used..]);
+                    let read = st.read(&mut s.input, &mut s.spare, cx)?;
+                    if let Poll::Ready(used) = read {
+                        st.partial.extend_from_slice(&s.input[used..]);
                     }
                     Ok::<_, String>(read)
                 })??
             } else {
-                let mut input = std::mem::take(&mut st.inbuf);
-                let read = st.read(&mut input, cx).and_then(|read| {
-                    if read.is_ready() {
-                        let used = with_scratch(|s| st.parse(&input, &mut s.spare))??;
-                        input.drain(..used);
-                    }
-                    Ok(read)
-                });
-                st.inbuf = input;
+                let mut input = std::mem::take(&mut st.partial);
+                let read = with_scratch(|s| st.read(&mut input, &mut s.spare, cx))?;
+                if let Ok(Poll::Ready(used)) = read {
+                    input.drain(..used);
+                }
+                st.partial = input;
                 read?
             };
             if read.is_pending() {
@@ -302,12 +299,18 @@ impl Pipe {
 }
 
 impl State {
-    /// Reads what has arrived onto the end of `input`.
-    fn read(&mut self, input: &mut Vec<u8>, cx: &mut Context<'_>) -> Result<Poll<()>, String> {
+    /// Reads what has arrived onto the end of `input` and hands the
+    /// complete replies in it to their slots; the bytes they took.
+    fn read(
+        &mut self,
+        input: &mut Vec<u8>,
+        spare: &mut Vec<Vec<u8>>,
+        cx: &mut Context<'_>,
+    ) -> Result<Poll<usize>, String> {
         input.reserve(16 * 1024);
         match std::pin::pin!(self.io.read_buf(input)).poll(cx) {
             Poll::Ready(Ok(0)) => Err("the server closed the connection".into()),
-            Poll::Ready(Ok(_)) => Ok(Poll::Ready(())),
+            Poll::Ready(Ok(_)) => self.parse(input, spare).map(Poll::Ready),
             Poll::Ready(Err(e)) => Err(e.to_string()),
             Poll::Pending => Ok(Poll::Pending),
         }
