@@ -16,8 +16,10 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
+use std::io::IoSlice;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
@@ -33,17 +35,24 @@ pub(super) use resp::Reply;
 /// were in use at once.
 const SPARE: usize = 4096;
 
-/// What the pipes of one thread share: the input every read lands in, and
-/// the buffers bulk replies are copied into. Each pipe with its own (64 KB
-/// of input, a buffer per call in flight) kept ~0.5 MB in use at depth 16
-/// on 16 connections, twice the core's L2 cache; shared, one batch's bytes
-/// are read and copied where the previous batch's were, and a value's
-/// buffer, given back before the next pipe's replies are parsed, takes one
-/// of them at once.
+/// What the pipes of one thread share: the input every read lands in, the
+/// buffers bulk replies are copied into, and the output commands are
+/// encoded into. Each pipe with its own (64 KB of input, a buffer per call
+/// in flight, ~17 KB of output per batch of 1 KB SETs) kept ~0.5 MB in use
+/// at depth 16 on 16 connections, the core's whole L2 cache; shared, one
+/// batch's bytes are read, copied and encoded where the previous batch's
+/// were, and a value's buffer, given back before the next pipe's replies
+/// are parsed, takes one of them at once.
 #[derive(Default)]
 struct Scratch {
     input: Vec<u8>,
     spare: Vec<Vec<u8>>,
+    /// Commands of one pipe (`owner`) not yet written. Most of a pipe's
+    /// batch is appended by its sessions one after another and written by
+    /// the first of them right after, so one pipe at a time collects here;
+    /// a pipe that appends while another collects uses its own buffer.
+    out: Vec<u8>,
+    owner: Option<u64>,
 }
 
 thread_local! {
@@ -78,7 +87,13 @@ struct State {
     /// only say EAGAIN (`try_read` kept the stale readiness: 4 in 10 reads
     /// at depth 16 came back empty).
     io: TcpStream,
+    /// Tells this pipe's commands in the thread's output from another's.
+    id: u64,
+    /// Commands not yet written that came while the thread's output held
+    /// another pipe's (or that the socket did not take): written before
+    /// the pipe's commands in the thread's output, which are newer.
     out: Vec<u8>,
+    /// Bytes of `out` written.
     written: usize,
     /// The start of a reply whose end has not arrived: the next read
     /// appends to it (the thread's input takes the reads otherwise).
@@ -116,10 +131,12 @@ impl Pipe {
             Err(_) => return Err(Broken(format!("no connection within {timeout:?}"))),
         };
         let _ = io.set_nodelay(true);
+        static NEXT: AtomicU64 = AtomicU64::new(0);
         let pipe = Rc::new(Pipe {
             st: RefCell::new(State {
                 io,
-                out: Vec::with_capacity(16 * 1024),
+                id: NEXT.fetch_add(1, Ordering::Relaxed),
+                out: Vec::new(),
                 written: 0,
                 partial: Vec::new(),
                 head: 0,
@@ -177,7 +194,7 @@ impl Pipe {
             if let Some(b) = &st.broken {
                 return Err(b.clone());
             }
-            encode(&mut st.out, args);
+            st.append(args);
             st.slots.push_back(Slot::Waiting(None));
             let ticket = st.head + st.slots.len() as u64 - 1;
             let flushes = st.flusher.is_none();
@@ -247,22 +264,46 @@ impl Pipe {
         Poll::Pending
     }
 
-    /// Writes what is buffered; registers for writability when the socket is full.
+    /// Writes what is buffered (the pipe's own commands, then its commands
+    /// in the thread's output, in one system call); registers for
+    /// writability when the socket is full.
     fn flush(&self, st: &mut State, cx: &mut Context<'_>) -> Result<(), String> {
-        while st.written < st.out.len() {
-            let State {
-                io, out, written, ..
-            } = st;
-            match Pin::new(io).poll_write(cx, &out[*written..]) {
-                Poll::Ready(Ok(0)) => return Err("the connection took no more bytes".into()),
-                Poll::Ready(Ok(n)) => *written += n,
-                Poll::Ready(Err(e)) => return Err(e.to_string()),
-                Poll::Pending => return Ok(()),
+        let id = st.id;
+        with_scratch(|s| {
+            let held = if s.owner == Some(id) { &s.out[..] } else { &[] };
+            let mut sent = 0;
+            let r = loop {
+                let own = &st.out[st.written..];
+                let rest = &held[sent..];
+                if own.is_empty() && rest.is_empty() {
+                    break Ok(());
+                }
+                let bufs = [IoSlice::new(own), IoSlice::new(rest)];
+                match Pin::new(&mut st.io).poll_write_vectored(cx, &bufs) {
+                    Poll::Ready(Ok(0)) => break Err("the connection took no more bytes".into()),
+                    Poll::Ready(Ok(n)) => {
+                        let from_own = n.min(own.len());
+                        st.written += from_own;
+                        sent += n - from_own;
+                    }
+                    Poll::Ready(Err(e)) => break Err(e.to_string()),
+                    Poll::Pending => break Ok(()),
+                }
+            };
+            // what the socket did not take waits in the pipe's own buffer,
+            // freeing the thread's for the next pipe
+            if s.owner == Some(id) {
+                st.out.extend_from_slice(&s.out[sent..]);
+                s.out.clear();
+                s.owner = None;
             }
+            r
+        })??;
+        if st.written == st.out.len() {
+            st.out.clear();
+            st.written = 0;
+            st.flusher = None;
         }
-        st.out.clear();
-        st.written = 0;
-        st.flusher = None;
         Ok(())
     }
 
@@ -299,6 +340,34 @@ impl Pipe {
 }
 
 impl State {
+    /// Appends a command: to the thread's output when it is free or this
+    /// pipe's, else to the pipe's own.
+    fn append(&mut self, args: &[&[u8]]) {
+        let id = self.id;
+        let shared = with_scratch(|s| {
+            let mine = *s.owner.get_or_insert(id) == id;
+            if mine {
+                encode(&mut s.out, args);
+            }
+            mine
+        });
+        if shared != Ok(true) {
+            encode(&mut self.out, args);
+        }
+    }
+
+    /// Drops this pipe's commands from the thread's output (the pipe broke
+    /// or is gone: nobody will write them).
+    fn release(&mut self) {
+        let id = self.id;
+        let _ = with_scratch(|s| {
+            if s.owner == Some(id) {
+                s.out.clear();
+                s.owner = None;
+            }
+        });
+    }
+
     /// Reads what has arrived onto the end of `input` and hands the
     /// complete replies in it to their slots; the bytes they took.
     fn read(
@@ -408,6 +477,7 @@ impl State {
 
     fn break_with(&mut self, why: String) {
         self.broken = Some(Broken(why));
+        self.release();
         for s in &mut self.slots {
             if let Slot::Waiting(w) = s {
                 if let Some(w) = w.take() {
@@ -415,6 +485,12 @@ impl State {
                 }
             }
         }
+    }
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

@@ -55,13 +55,6 @@ pub struct RedisSession {
     batch_script_loaded: bool,
 }
 
-fn is_connection_error(e: &RedisError) -> bool {
-    e.is_io_error()
-        || e.is_connection_dropped()
-        || e.is_connection_refusal()
-        || e.is_unrecoverable_error()
-}
-
 /// A driver error in one line: the server's error prefix and message, or
 /// the chain of causes.
 pub(super) fn error_text(e: &RedisError) -> String {
@@ -74,7 +67,11 @@ pub(super) fn error_text(e: &RedisError) -> String {
 fn status_of(e: &RedisError) -> Status {
     if e.is_timeout() {
         Status::Timeout
-    } else if is_connection_error(e) {
+    } else if e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_unrecoverable_error()
+    {
         Status::Unavailable
     } else {
         Status::Error
@@ -250,6 +247,8 @@ impl RedisSession {
                 (true, false) => Some("NX"),
                 (false, false) => Some("XX"),
             };
+            // counted while the values are in cache, not after the reply
+            let bytes = values.bytes();
             // one field over the pipe: the field is the value, sent as it
             // is (no copy into the session's value first)
             let stored = match kv::as_stored(n, values) {
@@ -260,7 +259,7 @@ impl RedisSession {
                 }
             };
             return match stored {
-                Ok(true) => Outcome::ok(0, values.bytes()),
+                Ok(true) => Outcome::ok(0, bytes),
                 Ok(false) if insert => Outcome::of(Status::DuplicateKey),
                 Ok(false) => Outcome::of(Status::NotFound),
                 Err(o) => o,

@@ -99,7 +99,8 @@ fn commands_are_resp_arrays_of_bulk_strings() {
 }
 
 /// A server that answers `GET key` with the key reversed, one byte per
-/// write, after 300 ms for keys starting "slow"; it counts its reads.
+/// write, after 300 ms for keys starting "slow" (and a key over 64 bytes
+/// with its length); it counts its reads.
 async fn fake_server(listener: TcpListener, reads: Rc<std::cell::Cell<usize>>) {
     let (mut s, _) = listener.accept().await.unwrap();
     let mut buf = Vec::new();
@@ -122,7 +123,10 @@ async fn fake_server(listener: TcpListener, reads: Rc<std::cell::Cell<usize>>) {
             if key.starts_with("slow") {
                 tokio::time::sleep(Duration::from_millis(300)).await;
             }
-            let val: String = key.chars().rev().collect();
+            let val: String = match key.len() {
+                0..=64 => key.chars().rev().collect(),
+                n => n.to_string(),
+            };
             for b in format!("${}\r\n{val}\r\n", val.len()).bytes() {
                 s.write_all(&[b]).await.unwrap();
             }
@@ -130,10 +134,19 @@ async fn fake_server(listener: TcpListener, reads: Rc<std::cell::Cell<usize>>) {
     }
 }
 
+/// Where the first whole command in `buf` ends: `*2 $3 GET $n` and then
+/// the key's `n` bytes and CRLF (found without reading the key, which may
+/// be megabytes long).
 fn command_end(buf: &[u8]) -> Option<usize> {
-    let text = std::str::from_utf8(buf).ok()?;
-    let lines: Vec<&str> = text.split_inclusive("\r\n").collect();
-    (lines.len() >= 5 && lines[4].ends_with("\r\n")).then(|| lines[..5].concat().len())
+    let mut at = 0;
+    let mut last = &buf[..0];
+    for _ in 0..4 {
+        let end = at + buf[at..].windows(2).position(|w| w == b"\r\n")?;
+        last = &buf[at..end];
+        at = end + 2;
+    }
+    let n: usize = std::str::from_utf8(&last[1..]).ok()?.parse().ok()?;
+    (buf.len() >= at + n + 2).then_some(at + n + 2)
 }
 
 fn run(test: impl std::future::Future<Output = ()>) {
@@ -145,7 +158,23 @@ async fn pipe_and_server() -> (
     impl std::future::Future<Output = ()>,
     Rc<std::cell::Cell<usize>>,
 ) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    pipe_and_server_receiving(None).await
+}
+
+/// A pipe to a [`fake_server`] whose socket receives `rcvbuf` bytes at a time.
+async fn pipe_and_server_receiving(
+    rcvbuf: Option<u32>,
+) -> (
+    Rc<Pipe>,
+    impl std::future::Future<Output = ()>,
+    Rc<std::cell::Cell<usize>>,
+) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    if let Some(n) = rcvbuf {
+        socket.set_recv_buffer_size(n).unwrap();
+    }
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(8).unwrap();
     let port = listener.local_addr().unwrap().port();
     let reads = Rc::new(std::cell::Cell::new(0));
     let server = fake_server(listener, reads.clone());
@@ -296,6 +325,59 @@ fn the_pipes_of_a_thread_share_their_input_and_reply_buffers() {
             assert_eq!(w, b"rehto");
             assert_eq!(w.as_ptr(), at, "b's reply landed in the buffer a gave back");
             assert_eq!(get(&a, "again").await, Ok(Reply::Bulk(b"niaga".to_vec())));
+            drop((a, b));
+        };
+        tokio::join!(server_a, server_b, client);
+    });
+}
+
+/// This thread's output holds the commands of `pipe` now.
+fn collects(pipe: &Pipe) -> bool {
+    let id = pipe.st.borrow().id;
+    with_scratch(|s| s.owner == Some(id)).unwrap()
+}
+
+#[test]
+fn a_pipe_collects_in_the_thread_output_until_it_writes_and_keeps_its_order() {
+    run(async {
+        // the server reads a few KB at a time, and nothing while it sleeps
+        let (a, server_a, _) = pipe_and_server_receiving(Some(4096)).await;
+        let (b, server_b, _) = pipe_and_server().await;
+        let client = async {
+            let waker = futures_util::task::noop_waker();
+            let mut cx = std::task::Context::from_waker(&waker);
+            let mut slow = Box::pin(get(&a, "slow0"));
+            assert!(slow.as_mut().poll(&mut cx).is_pending());
+            assert!(collects(&a), "a's first command went to the thread's output");
+            assert!(slow.as_mut().poll(&mut cx).is_pending(), "written, waiting");
+            assert!(!collects(&a), "the write freed the thread's output");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            // the server sleeps on slow0: 8 MB cannot all go out now
+            let key = "k".repeat(8 << 20);
+            let mut big = Box::pin(get(&a, &key));
+            assert!(big.as_mut().poll(&mut cx).is_pending());
+            assert!(big.as_mut().poll(&mut cx).is_pending());
+            assert!(!collects(&a), "a partial write frees the thread's output");
+            assert!(!a.st.borrow().out.is_empty(), "the rest waits in a's own");
+            // the server wakes and drains its socket: the next write takes
+            // the rest and a's newer command together, the rest first
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            // b's command while a collects goes to b's own
+            let mut after = Box::pin(get(&a, "after"));
+            assert!(after.as_mut().poll(&mut cx).is_pending());
+            assert!(collects(&a));
+            let mut other = Box::pin(get(&b, "other"));
+            assert!(other.as_mut().poll(&mut cx).is_pending());
+            assert!(collects(&a) && !b.st.borrow().out.is_empty());
+            let all = async { tokio::join!(slow, big, after, other) };
+            let (r1, r2, r3, r4) = tokio::time::timeout(Duration::from_secs(20), all)
+                .await
+                .expect("every reply within 20 s");
+            assert_eq!(r1, Ok(Reply::Bulk(b"0wols".to_vec())));
+            assert_eq!(r2, Ok(Reply::Bulk((8 << 20).to_string().into_bytes())));
+            assert_eq!(r3, Ok(Reply::Bulk(b"retfa".to_vec())));
+            assert_eq!(r4, Ok(Reply::Bulk(b"rehto".to_vec())));
+            assert!(!collects(&a) && !collects(&b));
             drop((a, b));
         };
         tokio::join!(server_a, server_b, client);
