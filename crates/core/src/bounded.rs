@@ -8,7 +8,7 @@ use crate::binding::{
 };
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// `inner` with every call bounded by `limit`.
@@ -71,36 +71,51 @@ impl<S: Session> Bounded<S> {
     }
 }
 
-/// Awaits the future `call` makes until `limit` from its start has passed.
-/// The future is made here, where it stays: passed in by value it was
-/// copied (5% of a pipelined Redis GET's CPU).
-async fn within<F: Future>(
-    timer: &mut Timer,
-    limit: Duration,
-    call: impl FnOnce() -> F,
-) -> Result<F::Output, Elapsed> {
-    let start = timer.clock.raw();
-    let mut call = std::pin::pin!(call());
-    std::future::poll_fn(|cx| {
+/// Awaits `$call` (a call of `$b.inner`) until `$b.limit` from its start
+/// has passed; evaluates to its outcome or `timeout`. A macro, so that the
+/// call's future and the waiting are state of the session's own method: as
+/// an `async fn` of its own, the waiting was one more layer of state per
+/// call, a line fetched from memory at every operation once a thread's
+/// sessions outgrow the cache. The future is made where it stays: passed
+/// in by value it was copied (5% of a pipelined Redis GET's CPU).
+macro_rules! within {
+    ($b:ident, $call:expr) => {{
+        let start = $b.timer.clock.raw();
+        let (timer, limit) = (&mut $b.timer, $b.limit);
+        let r = {
+            let mut call = std::pin::pin!($call);
+            std::future::poll_fn(|cx| timer.poll(limit, start, call.as_mut(), cx)).await
+        };
+        $b.finish(r)
+    }};
+}
+
+impl Timer {
+    /// Polls `call`, started at `start` (a cycle count), arming the timer
+    /// when it waits: ready with its output, or `Elapsed` past `limit`.
+    fn poll<F: Future>(
+        &mut self,
+        limit: Duration,
+        start: u64,
+        call: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, Elapsed>> {
         // the call first: one that is ready at its deadline still counts
-        if let Poll::Ready(v) = call.as_mut().poll(cx) {
+        if let Poll::Ready(v) = call.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        let armed = timer
-            .armed
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()));
-        if armed && timer.sleep.as_ref().is_some_and(|s| !s.is_elapsed()) {
+        let armed = self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+        if armed && self.sleep.as_ref().is_some_and(|s| !s.is_elapsed()) {
             return Poll::Pending;
         }
-        let sleep = timer.sleep.get_or_insert_with(|| {
+        let sleep = self.sleep.get_or_insert_with(|| {
             Box::pin(tokio::time::sleep_until(
                 tokio::time::Instant::now() + limit,
             ))
         });
         // fired: for this call, or for an earlier one (then wait on to this one's deadline)
         while sleep.as_mut().poll(cx).is_ready() {
-            let elapsed = timer.clock.delta(start, timer.clock.raw());
+            let elapsed = self.clock.delta(start, self.clock.raw());
             if elapsed >= limit {
                 return Poll::Ready(Err(Elapsed));
             }
@@ -109,20 +124,15 @@ async fn within<F: Future>(
                 .reset(tokio::time::Instant::now() + (limit - elapsed));
         }
         if !armed {
-            timer.armed = Some(cx.waker().clone());
+            self.armed = Some(cx.waker().clone());
         }
         Poll::Pending
-    })
-    .await
+    }
 }
 
 impl<S: Session> Session for Bounded<S> {
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
-        let r = within(&mut self.timer, self.limit, || {
-            self.inner.read(key, fields, out)
-        })
-        .await;
-        self.finish(r)
+        within!(self, self.inner.read(key, fields, out))
     }
 
     async fn scan(
@@ -132,40 +142,23 @@ impl<S: Session> Session for Bounded<S> {
         fields: Fields,
         out: &mut ScanRows,
     ) -> Outcome {
-        let r = within(&mut self.timer, self.limit, || {
-            self.inner.scan(start, count, fields, out)
-        })
-        .await;
-        self.finish(r)
+        within!(self, self.inner.scan(start, count, fields, out))
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        let r = within(&mut self.timer, self.limit, || {
-            self.inner.update(key, values)
-        })
-        .await;
-        self.finish(r)
+        within!(self, self.inner.update(key, values))
     }
 
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        let r = within(&mut self.timer, self.limit, || {
-            self.inner.insert(key, values)
-        })
-        .await;
-        self.finish(r)
+        within!(self, self.inner.insert(key, values))
     }
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {
-        let r = within(&mut self.timer, self.limit, || self.inner.delete(key)).await;
-        self.finish(r)
+        within!(self, self.inner.delete(key))
     }
 
     async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
-        let r = within(&mut self.timer, self.limit, || {
-            self.inner.insert_batch(batch)
-        })
-        .await;
-        self.finish(r)
+        within!(self, self.inner.insert_batch(batch))
     }
 
     /// Emptying a table is not an operation of the run: no limit.

@@ -189,49 +189,32 @@ impl Pipe {
 
     /// Sends one command (its arguments) and waits for its reply.
     pub(super) async fn call(&self, args: &[&[u8]]) -> Result<Reply, Broken> {
-        let (ticket, flushes) = {
-            let mut st = self.st.borrow_mut();
-            if let Some(b) = &st.broken {
-                return Err(b.clone());
-            }
-            st.append(args);
-            st.slots.push_back(Slot::Waiting(None));
-            let ticket = st.head + st.slots.len() as u64 - 1;
-            let flushes = st.flusher.is_none();
-            if flushes {
-                st.flusher = Some(ticket);
-            }
-            (ticket, flushes)
-        };
-        let mut guard = Pending {
+        self.send(args)?.await
+    }
+
+    /// Queues one command (its arguments): its reply is the returned
+    /// future's. Apart from the waiting so that a session's call is one
+    /// future over the pipe's state, not a chain of `async fn`s each with
+    /// its own line of state to fetch from memory at every operation.
+    pub(super) fn send(&self, args: &[&[u8]]) -> Result<Answer<'_>, Broken> {
+        let mut st = self.st.borrow_mut();
+        if let Some(b) = &st.broken {
+            return Err(b.clone());
+        }
+        st.append(args);
+        st.slots.push_back(Slot::Waiting(None));
+        let ticket = st.head + st.slots.len() as u64 - 1;
+        let flushes = st.flusher.is_none();
+        if flushes {
+            st.flusher = Some(ticket);
+        }
+        Ok(Answer {
             pipe: self,
             ticket,
+            flushes,
+            first: true,
             done: false,
-        };
-        // The first to append yields at once, so the other sessions of the
-        // thread add their commands before its next poll writes them all;
-        // the others wait for their replies without a poll of their own
-        // meanwhile (a poll runs the whole chain of the operation's futures).
-        let mut first = true;
-        let r = std::future::poll_fn(|cx| {
-            if std::mem::take(&mut first) {
-                if flushes {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
-                let mut st = self.st.borrow_mut();
-                if st.flusher.is_some() && st.broken.is_none() {
-                    if let Some(Slot::Waiting(w)) = st.slot_mut(ticket) {
-                        *w = Some(cx.waker().clone());
-                        return Poll::Pending;
-                    }
-                }
-            }
-            self.poll_reply(ticket, cx)
         })
-        .await;
-        guard.done = true;
-        r
     }
 
     fn poll_reply(&self, ticket: u64, cx: &mut Context<'_>) -> Poll<Result<Reply, Broken>> {
@@ -495,13 +478,47 @@ impl Drop for State {
 }
 
 /// Marks a call's slot abandoned when its future is dropped before its reply.
-struct Pending<'a> {
+/// The reply to a command [`Pipe::send`] queued. Dropped before it is
+/// ready (a call given up at its timeout), it leaves its place in the queue
+/// so the replies after it still reach their owners.
+pub(super) struct Answer<'a> {
     pipe: &'a Pipe,
     ticket: u64,
+    /// Whether this command's owner writes the batch it is in.
+    flushes: bool,
+    first: bool,
     done: bool,
 }
 
-impl Drop for Pending<'_> {
+impl Future for Answer<'_> {
+    type Output = Result<Reply, Broken>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (pipe, ticket) = (self.pipe, self.ticket);
+        // The first to append yields at once, so the other sessions of the
+        // thread add their commands before its next poll writes them all;
+        // the others wait for their replies without a poll of their own
+        // meanwhile (a poll runs the whole chain of the operation's futures).
+        if std::mem::take(&mut self.first) {
+            if self.flushes {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let mut st = pipe.st.borrow_mut();
+            if st.flusher.is_some() && st.broken.is_none() {
+                if let Some(Slot::Waiting(w)) = st.slot_mut(ticket) {
+                    *w = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+            }
+        }
+        let r = pipe.poll_reply(ticket, cx);
+        self.done = r.is_ready();
+        r
+    }
+}
+
+impl Drop for Answer<'_> {
     fn drop(&mut self) {
         if self.done {
             return;

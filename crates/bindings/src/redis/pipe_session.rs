@@ -119,15 +119,38 @@ impl RedisSession {
         Ok(p)
     }
 
-    /// Sends `args` over the pipe, reconnecting once when the last one broke.
-    async fn resp_call(&mut self, args: &[&[u8]]) -> Result<Reply, Outcome> {
-        // the pipe it has, borrowed: no reference count or future of its own per call
+    /// Sends `cmd` of the session's key over its pipe (connecting first
+    /// when the last one broke) and waits for the reply. One `async fn`
+    /// down to the reply's own future: each layer of `async fn` was a line
+    /// of per-session state fetched from memory at every operation (with
+    /// 256 sessions a thread, not in cache when the session runs again).
+    pub(super) async fn resp_call(&mut self, cmd: Cmd<'_>) -> Result<Reply, Outcome> {
+        if self.pipe.is_none() {
+            // boxed: the connection's futures stay out of every call's state
+            if let Err(b) = Box::pin(self.pipe()).await {
+                return Err(Outcome::failed(Status::Unavailable, b.0));
+            }
+        }
         let reply = match &self.pipe {
-            Some(p) => p.call(args).await,
-            None => match self.pipe().await {
-                Ok(p) => p.call(args).await,
-                Err(b) => Err(b),
-            },
+            Some(p) => {
+                let key = &self.key[..];
+                let sent = match cmd {
+                    Cmd::Get => p.send(&[b"GET", key]),
+                    Cmd::Set(v, cond) => {
+                        let v = v.unwrap_or(&self.value);
+                        match cond {
+                            Some(c) => p.send(&[b"SET", key, v, c.as_bytes()]),
+                            None => p.send(&[b"SET", key, v]),
+                        }
+                    }
+                    Cmd::Del => p.send(&[b"DEL", key]),
+                };
+                match sent {
+                    Ok(answer) => answer.await,
+                    Err(b) => Err(b),
+                }
+            }
+            None => Err(Broken("no connection".into())),
         };
         match reply {
             Ok(Reply::Error(e)) => {
@@ -145,60 +168,45 @@ impl RedisSession {
         }
     }
 
-    pub(super) async fn resp_get(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
-        let key = std::mem::take(&mut self.key);
-        let r = self.resp_call(&[b"GET", &key]).await;
-        self.key = key;
-        match r? {
-            Reply::Bulk(v) => Ok(Some(v)),
-            Reply::Nil => Ok(None),
-            other => Err(unexpected("GET", &other)),
-        }
-    }
-
     /// Gives a GET's reply buffer back to the pipe for a later reply.
     pub(super) fn recycle(&self, buf: Vec<u8>) {
         if let Some(p) = &self.pipe {
             p.recycle(buf);
         }
     }
+}
 
-    /// `SET key value [NX|XX]` of the session's value: whether the server stored it.
-    pub(super) async fn resp_set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
-        let value = std::mem::take(&mut self.value);
-        let r = self.resp_store(&value, cond).await;
-        self.value = value;
-        r
+/// A command of the session's key, over its pipe.
+pub(super) enum Cmd<'a> {
+    Get,
+    /// `SET key value [NX|XX]`; no value: the session's own.
+    Set(Option<&'a [u8]>, Option<&'a str>),
+    Del,
+}
+
+/// A GET's reply: the value, if the key has one.
+pub(super) fn got(r: Result<Reply, Outcome>) -> Result<Option<Vec<u8>>, Outcome> {
+    match r? {
+        Reply::Bulk(v) => Ok(Some(v)),
+        Reply::Nil => Ok(None),
+        other => Err(unexpected("GET", &other)),
     }
+}
 
-    /// `SET key value [NX|XX]`: whether the server stored it.
-    pub(super) async fn resp_store(
-        &mut self,
-        value: &[u8],
-        cond: Option<&str>,
-    ) -> Result<bool, Outcome> {
-        let key = std::mem::take(&mut self.key);
-        let r = match cond {
-            Some(c) => self.resp_call(&[b"SET", &key, value, c.as_bytes()]).await,
-            None => self.resp_call(&[b"SET", &key, value]).await,
-        };
-        self.key = key;
-        match r? {
-            Reply::Status => Ok(true),
-            Reply::Nil => Ok(false),
-            other => Err(unexpected("SET", &other)),
-        }
+/// A SET's reply: whether the server stored the value.
+pub(super) fn stored(r: Result<Reply, Outcome>) -> Result<bool, Outcome> {
+    match r? {
+        Reply::Status => Ok(true),
+        Reply::Nil => Ok(false),
+        other => Err(unexpected("SET", &other)),
     }
+}
 
-    /// `DEL key`: how many keys went.
-    pub(super) async fn resp_del(&mut self) -> Result<i64, Outcome> {
-        let key = std::mem::take(&mut self.key);
-        let r = self.resp_call(&[b"DEL", &key]).await;
-        self.key = key;
-        match r? {
-            Reply::Int(n) => Ok(n),
-            other => Err(unexpected("DEL", &other)),
-        }
+/// A DEL's reply: how many keys went.
+pub(super) fn deleted(r: Result<Reply, Outcome>) -> Result<i64, Outcome> {
+    match r? {
+        Reply::Int(n) => Ok(n),
+        other => Err(unexpected("DEL", &other)),
     }
 }
 

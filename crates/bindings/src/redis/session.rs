@@ -6,6 +6,7 @@
 //! every pipelined GET and SET's state, which every slot keeps in cache.
 use super::*;
 use yardstick_core::bounded::Bounded;
+use super::pipe_session::{deleted, got, stored, Cmd};
 use yardstick_core::error::ServerError;
 
 impl Binding for RedisBinding {
@@ -178,7 +179,7 @@ impl RedisSession {
 
     async fn get(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
         if self.resp() {
-            return self.resp_get().await;
+            return got(self.resp_call(Cmd::Get).await);
         }
         Box::pin(self.get_by_driver()).await
     }
@@ -195,7 +196,7 @@ impl RedisSession {
     /// `DEL key`: how many keys went.
     async fn del(&mut self) -> Result<i64, Outcome> {
         if self.resp() {
-            return self.resp_del().await;
+            return deleted(self.resp_call(Cmd::Del).await);
         }
         Box::pin(self.del_by_driver()).await
     }
@@ -212,7 +213,7 @@ impl RedisSession {
     /// `SET key value [NX|XX]`: whether the server stored it.
     async fn set(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
         if self.resp() {
-            return self.resp_set(cond).await;
+            return stored(self.resp_call(Cmd::Set(None, cond)).await);
         }
         Box::pin(self.set_by_driver(cond)).await
     }
@@ -252,7 +253,7 @@ impl RedisSession {
             // one field over the pipe: the field is the value, sent as it
             // is (no copy into the session's value first)
             let stored = match kv::as_stored(n, values) {
-                Some(v) if self.resp() => self.resp_store(v, cond).await,
+                Some(v) if self.resp() => stored(self.resp_call(Cmd::Set(Some(v), cond)).await),
                 _ => {
                     kv::encode(n, values, &mut self.value);
                     self.set(cond).await
