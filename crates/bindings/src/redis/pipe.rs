@@ -192,8 +192,8 @@ impl Pipe {
         self.send(args)?.await
     }
 
-    /// Queues one command (its arguments): its reply is the returned
-    /// future's. Apart from the waiting so that a session's call is one
+    /// Queues one command (its arguments); the returned future waits for
+    /// its reply. Queued apart from the waiting, a session's call is one
     /// future over the pipe's state, not a chain of `async fn`s each with
     /// its own line of state to fetch from memory at every operation.
     pub(super) fn send(&self, args: &[&[u8]]) -> Result<Answer<'_>, Broken> {
@@ -477,7 +477,6 @@ impl Drop for State {
     }
 }
 
-/// Marks a call's slot abandoned when its future is dropped before its reply.
 /// The reply to a command [`Pipe::send`] queued. Dropped before it is
 /// ready (a call given up at its timeout), it leaves its place in the queue
 /// so the replies after it still reach their owners.

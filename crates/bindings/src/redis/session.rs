@@ -5,8 +5,8 @@
 //! scans) are awaited through `Box::pin`: inline, their large futures sized
 //! every pipelined GET and SET's state, which every slot keeps in cache.
 use super::*;
-use yardstick_core::bounded::Bounded;
 use super::pipe_session::{deleted, got, stored, Cmd};
+use yardstick_core::bounded::Bounded;
 use yardstick_core::error::ServerError;
 
 impl Binding for RedisBinding {
@@ -252,14 +252,14 @@ impl RedisSession {
             let bytes = values.bytes();
             // one field over the pipe: the field is the value, sent as it
             // is (no copy into the session's value first)
-            let stored = match kv::as_stored(n, values) {
+            let written = match kv::as_stored(n, values) {
                 Some(v) if self.resp() => stored(self.resp_call(Cmd::Set(Some(v), cond)).await),
                 _ => {
                     kv::encode(n, values, &mut self.value);
                     self.set(cond).await
                 }
             };
-            return match stored {
+            return match written {
                 Ok(true) => Outcome::ok(0, bytes),
                 Ok(false) if insert => Outcome::of(Status::DuplicateKey),
                 Ok(false) => Outcome::of(Status::NotFound),
