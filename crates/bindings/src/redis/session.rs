@@ -30,7 +30,7 @@ impl Binding for RedisBinding {
                 .session_connection()
                 .await
                 .map_err(|e| open_error(&self.inner.server, &e))?;
-            session.con = Some(con);
+            session.con = Some(Box::new(con));
         }
         Ok(Bounded::new(session, self.timeout))
     }
@@ -46,8 +46,9 @@ impl Binding for RedisBinding {
 
 pub struct RedisSession {
     pub(super) inner: Arc<Inner>,
-    /// `None` after the connection broke; the next operation reconnects.
-    con: Option<Con>,
+    /// `None` after it broke (the next operation reconnects). Boxed: pipe
+    /// sessions never use it, and inline it split their hot fields.
+    con: Option<Box<Con>>,
     /// `client=resp`: the connection GET, SET and DEL go over.
     pub(super) pipe: Option<std::rc::Rc<super::pipe::Pipe>>,
     pub(super) key: Vec<u8>,
@@ -80,12 +81,11 @@ fn status_of(e: &RedisError) -> Status {
 }
 
 impl RedisSession {
-    /// Makes sure the session has a connection, reconnecting once when the
-    /// last one broke.
+    /// Makes sure the session has a connection, reconnecting if it broke.
     async fn connected(&mut self) -> Result<(), Outcome> {
         if self.con.is_none() {
             match self.inner.connect_session().await {
-                Ok(c) => self.con = Some(c),
+                Ok(c) => self.con = Some(Box::new(c)),
                 Err(e) => return Err(Outcome::failed(status_of(&e), error_text(&e))),
             }
         }
@@ -128,7 +128,7 @@ impl RedisSession {
             }
         }
         self.connected().await?;
-        let con = self.con.as_mut().expect("connected above");
+        let con = self.con.as_deref_mut().expect("connected above");
         match inv.invoke_async::<i64>(con).await {
             Ok(n) => Ok(n),
             Err(e) => Err(self.failed(e)),
@@ -152,7 +152,7 @@ impl RedisSession {
         out: &mut Record,
     ) -> Result<Option<u64>, RedisError> {
         let inner = self.inner.clone();
-        let con = self.con.as_mut().expect("connected by the caller");
+        let con = self.con.as_deref_mut().expect("connected by the caller");
         match fields {
             Fields::All => {
                 let mut cmd = redis::cmd("HMGET");
@@ -186,7 +186,7 @@ impl RedisSession {
 
     async fn get_by_driver(&mut self) -> Result<Option<Vec<u8>>, Outcome> {
         self.connected().await?;
-        let con = self.con.as_mut().expect("connected above");
+        let con = self.con.as_deref_mut().expect("connected above");
         match redis::cmd("GET").arg(&self.key[..]).query_async(con).await {
             Ok(v) => Ok(v),
             Err(e) => Err(self.failed(e)),
@@ -203,7 +203,7 @@ impl RedisSession {
 
     async fn del_by_driver(&mut self) -> Result<i64, Outcome> {
         self.connected().await?;
-        let con = self.con.as_mut().expect("connected above");
+        let con = self.con.as_deref_mut().expect("connected above");
         match redis::cmd("DEL").arg(&self.key[..]).query_async(con).await {
             Ok(n) => Ok(n),
             Err(e) => Err(self.failed(e)),
@@ -220,7 +220,7 @@ impl RedisSession {
 
     async fn set_by_driver(&mut self, cond: Option<&str>) -> Result<bool, Outcome> {
         self.connected().await?;
-        let con = self.con.as_mut().expect("connected above");
+        let con = self.con.as_deref_mut().expect("connected above");
         let mut cmd = redis::cmd("SET");
         cmd.arg(&self.key[..]).arg(&self.value[..]);
         if let Some(c) = cond {
@@ -298,7 +298,7 @@ impl RedisSession {
             if let Err(o) = self.connected().await {
                 return o;
             }
-            let con = self.con.as_mut().expect("connected above");
+            let con = self.con.as_deref_mut().expect("connected above");
             match inv.invoke_async::<i64>(con).await {
                 Ok(1) => return Outcome::ok(0, values.bytes()),
                 Ok(_) => continue,
@@ -344,7 +344,7 @@ impl RedisSession {
         if let Err(o) = self.connected().await {
             return o;
         }
-        let con = self.con.as_mut().expect("connected above");
+        let con = self.con.as_deref_mut().expect("connected above");
         let mut min = Vec::with_capacity(start.len() + 1);
         min.push(b'[');
         min.extend_from_slice(start);
@@ -381,7 +381,7 @@ impl RedisSession {
                 }
             }
         }
-        let con = self.con.as_mut().expect("connected above");
+        let con = self.con.as_deref_mut().expect("connected above");
         let rows: Vec<Vec<Option<Vec<u8>>>> = match pipe.query_async(con).await {
             Ok(r) => r,
             Err(e) => return self.failed(e),
@@ -546,7 +546,7 @@ impl Session for RedisSession {
         }
         let mut loaded = false;
         if inner.model == Model::Hash && !self.batch_script_loaded {
-            let con = self.con.as_mut().expect("connected above");
+            let con = self.con.as_deref_mut().expect("connected above");
             if let Err(e) = script.load_async(con).await {
                 return self.failed(e);
             }
@@ -554,7 +554,7 @@ impl Session for RedisSession {
             loaded = true;
         }
         let replies: Vec<Value> = loop {
-            let con = self.con.as_mut().expect("connected above");
+            let con = self.con.as_deref_mut().expect("connected above");
             match pipe.query_async(con).await {
                 Ok(r) => break r,
                 // the server lost its script cache (restarted): load it once more
@@ -564,7 +564,7 @@ impl Session for RedisSession {
                             == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
                 {
                     loaded = true;
-                    let con = self.con.as_mut().expect("connected above");
+                    let con = self.con.as_deref_mut().expect("connected above");
                     if let Err(e) = script.load_async(con).await {
                         return self.failed(e);
                     }

@@ -21,6 +21,14 @@ impl Clock {
         Clock { inner, tsc }
     }
 
+    /// The process's clock, for stamps taken outside a worker's recording
+    /// (a call's time limit): one line every session reads, where a clock
+    /// of each session's own was a line of its state fetched per call.
+    pub(crate) fn shared() -> &'static Clock {
+        static SHARED: std::sync::OnceLock<Clock> = std::sync::OnceLock::new();
+        SHARED.get_or_init(Clock::new)
+    }
+
     /// A raw stamp, the same as quanta's `raw` gives.
     #[inline(always)]
     pub(crate) fn raw(&self) -> u64 {

@@ -16,7 +16,7 @@ pub mod faults;
 pub(crate) mod pacer;
 pub use pacer::sleep_until_precisely;
 mod anchor;
-mod clock;
+pub(crate) mod clock;
 mod record;
 pub mod replay;
 pub(crate) mod sampler;

@@ -95,22 +95,24 @@ macro_rules! with_retries {
         with_retries!($rec, $kind, $cfg, $salt, $out = $call, |_| ())
     };
     ($rec:expr, $kind:expr, $cfg:expr, $salt:expr, $out:ident = $call:expr, $retried:expr) => {{
+        // the first attempt before the retry loop: only its start stamp is
+        // kept across its wait, where the loop's attempt count and first
+        // stamp were each a line of the slot's state to fetch
+        let first = $rec.stamp();
+        $out = $call.await;
+        let (mut start, mut end) = (first, $rec.stamp());
         let mut attempt = 0u32;
-        let mut first = None;
-        loop {
-            let start = $rec.stamp();
-            $out = $call.await;
-            let end = $rec.stamp();
-            let first = *first.get_or_insert(start);
-            if !retryable($out.status()) || attempt >= $cfg.retry_limit || $rec.stopped() {
-                break (first, start, end);
-            }
+        while retryable($out.status()) && attempt < $cfg.retry_limit && !$rec.stopped() {
             #[allow(clippy::redundant_closure_call)]
             ($retried)($out.status());
             attempt += 1;
             $rec.retry($kind);
             tokio::time::sleep(backoff($cfg.retry_backoff, attempt, $salt)).await;
+            start = $rec.stamp();
+            $out = $call.await;
+            end = $rec.stamp();
         }
+        (first, start, end)
     }};
 }
 

@@ -189,6 +189,11 @@ fn run_phase_operations_that_fail_retryably_are_retried_with_backoff_and_counted
     );
     assert_eq!(ins.statuses[Status::Unavailable.index()], 0);
     assert_eq!(out.total.retries(), 24);
+    // response time covers both backoffs (1 ms and 2 ms, each at least 0.8
+    // of it), service time the last attempt only
+    let (response, service) = (ins.response.min(), ins.service.min());
+    assert!(response >= 2_400_000, "response {response} ns");
+    assert!(service < response, "service {service} ns");
     let out = run_inserts("0");
     let ins = out.total.ops[OpKind::Insert.index()].as_ref().unwrap();
     assert_eq!(out.total.retries(), 0);
