@@ -276,13 +276,12 @@ async fn slot_loop<W: Work>(
         unstarted: 0,
         lag_ns: 0,
     };
-    let halted = |measured: u64| slot_halted(ctx, quota, measured);
     let Some(pacer) = &mut pacer else {
         // closed loop: one step after another until the run ends; the
         // previous operation's end is "now" closely enough, and saves a
         // clock read per operation
         wait_until(t0, alone).await;
-        if halted(0) || deadline.is_some_and(|d| Instant::now() >= d) {
+        if slot_halted(ctx, quota, 0) || deadline.is_some_and(|d| Instant::now() >= d) {
             return end;
         }
         // the closure owns what it reads (`move`), in the steps' own state:
@@ -298,7 +297,7 @@ async fn slot_loop<W: Work>(
         return end;
     };
     loop {
-        if halted(measured) {
+        if slot_halted(ctx, quota, measured) {
             break;
         }
         // a timetable's end ends the slot
