@@ -109,6 +109,8 @@ struct State {
     /// The call that appended first since the last write and yielded: its
     /// next poll writes what the others appended meanwhile.
     flusher: Option<u64>,
+    /// Commands appended since the last write that took them all.
+    queued: usize,
     broken: Option<Broken>,
 }
 
@@ -144,6 +146,7 @@ impl Pipe {
                 answered: 0,
                 reader: None,
                 flusher: None,
+                queued: 0,
                 broken: None,
             }),
         });
@@ -187,22 +190,25 @@ impl Pipe {
         with_scratch(|s| s.spare.len()).unwrap_or(0)
     }
 
-    /// Sends one command (its arguments) and waits for its reply.
+    /// Sends one command (its arguments) and waits for its reply; the
+    /// calls in flight with it go out in the same write.
     pub(super) async fn call(&self, args: &[&[u8]]) -> Result<Reply, Broken> {
-        self.send(args)?.await
+        self.send(args, usize::MAX)?.await
     }
 
-    /// Queues one command (its arguments); the returned future waits for
-    /// its reply. Queued apart from the waiting, a session's call is one
-    /// future over the pipe's state, not a chain of `async fn`s each with
-    /// its own line of state to fetch from memory at every operation.
-    pub(super) fn send(&self, args: &[&[u8]]) -> Result<Answer<'_>, Broken> {
+    /// Queues one command (its arguments) of one of the `sharers` sessions
+    /// of the pipe; the returned future waits for its reply. Queued apart
+    /// from the waiting, a session's call is one future over the pipe's
+    /// state, not a chain of `async fn`s each with its own line of state
+    /// to fetch from memory at every operation.
+    pub(super) fn send(&self, args: &[&[u8]], sharers: usize) -> Result<Answer<'_>, Broken> {
         let mut st = self.st.borrow_mut();
         if let Some(b) = &st.broken {
             return Err(b.clone());
         }
         st.append(args);
         st.slots.push_back(Slot::Waiting(None));
+        st.queued += 1;
         let ticket = st.head + st.slots.len() as u64 - 1;
         let flushes = st.flusher.is_none();
         if flushes {
@@ -212,6 +218,7 @@ impl Pipe {
             pipe: self,
             ticket,
             flushes,
+            completes: st.queued >= sharers,
             first: true,
             done: false,
         })
@@ -286,6 +293,7 @@ impl Pipe {
             st.out.clear();
             st.written = 0;
             st.flusher = None;
+            st.queued = 0;
         }
         Ok(())
     }
@@ -485,6 +493,9 @@ pub(super) struct Answer<'a> {
     ticket: u64,
     /// Whether this command's owner writes the batch it is in.
     flushes: bool,
+    /// Whether every session of the pipe had a command queued with this
+    /// one: the batch is whole, nothing waits for its first poll.
+    completes: bool,
     first: bool,
     done: bool,
 }
@@ -499,12 +510,22 @@ impl Future for Answer<'_> {
         // the others wait for their replies without a poll of their own
         // meanwhile (a poll runs the whole chain of the operation's futures).
         if std::mem::take(&mut self.first) {
-            if self.flushes {
+            if self.flushes && !self.completes {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
             let mut st = pipe.st.borrow_mut();
-            if st.flusher.is_some() && st.broken.is_none() {
+            // the first, yielded, is still to run: it writes or reads for this one
+            let waits = st.flusher.is_some_and(|t| t != ticket);
+            if self.completes && st.broken.is_none() {
+                // the batch is whole: written now, not at the first's next
+                // poll, after the round's other woken slots (up to all of
+                // the thread's) while the server had none of it
+                if let Err(e) = pipe.flush(&mut st, cx) {
+                    st.break_with(e);
+                }
+            }
+            if waits && st.broken.is_none() {
                 if let Some(Slot::Waiting(w)) = st.slot_mut(ticket) {
                     *w = Some(cx.waker().clone());
                     return Poll::Pending;

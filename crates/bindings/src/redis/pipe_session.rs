@@ -134,16 +134,18 @@ impl RedisSession {
         let reply = match &self.pipe {
             Some(p) => {
                 let key = &self.key[..];
+                // the sessions that share the pipe: a batch is whole once each has a command in it
+                let n = Rc::strong_count(p);
                 let sent = match cmd {
-                    Cmd::Get => p.send(&[b"GET", key]),
+                    Cmd::Get => p.send(&[b"GET", key], n),
                     Cmd::Set(v, cond) => {
                         let v = v.unwrap_or(&self.value);
                         match cond {
-                            Some(c) => p.send(&[b"SET", key, v, c.as_bytes()]),
-                            None => p.send(&[b"SET", key, v]),
+                            Some(c) => p.send(&[b"SET", key, v, c.as_bytes()], n),
+                            None => p.send(&[b"SET", key, v], n),
                         }
                     }
-                    Cmd::Del => p.send(&[b"DEL", key]),
+                    Cmd::Del => p.send(&[b"DEL", key], n),
                 };
                 match sent {
                     Ok(answer) => answer.await,

@@ -205,6 +205,47 @@ fn calls_in_flight_together_go_out_in_one_write_and_get_their_own_replies() {
 }
 
 #[test]
+fn the_command_that_makes_a_batch_whole_writes_it_without_waiting_for_the_first() {
+    run(async {
+        let (p, server, reads) = pipe_and_server().await;
+        let client = async {
+            let wakes = std::sync::Arc::new(Wakes::default());
+            let waker = futures_util::task::waker(wakes.clone());
+            let mut cx = std::task::Context::from_waker(&waker);
+            // three sessions share the pipe: the third command makes the batch
+            let mut calls: Vec<_> = ["one", "two", "six"]
+                .iter()
+                .map(|k| Box::pin(p.send(&[b"GET", k.as_bytes()], 3).unwrap()))
+                .collect();
+            assert!(calls[0].as_mut().poll(&mut cx).is_pending());
+            assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the first yields to write later");
+            assert!(calls[1].as_mut().poll(&mut cx).is_pending());
+            assert!(!p.st.borrow().out.is_empty() || collects(&p), "not written yet");
+            assert!(calls[2].as_mut().poll(&mut cx).is_pending());
+            assert!(p.st.borrow().out.is_empty() && !collects(&p), "all three written");
+            assert!(p.st.borrow().flusher.is_none(), "the first has nothing left to write");
+            // the server gets them without the first polled again
+            for _ in 0..100 {
+                if reads.get() > 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(reads.get() > 0, "the server read the batch");
+            let all = futures_util::future::join_all(calls);
+            let replies = tokio::time::timeout(Duration::from_secs(5), all).await.unwrap();
+            let want: Vec<_> = ["eno", "owt", "xis"]
+                .iter()
+                .map(|v| Ok(Reply::Bulk(v.as_bytes().to_vec())))
+                .collect();
+            assert_eq!(replies, want);
+            drop(p);
+        };
+        tokio::join!(server, client);
+    });
+}
+
+#[test]
 fn an_abandoned_call_keeps_its_place_and_the_next_gets_its_own_reply() {
     run(async {
         let (p, server, _) = pipe_and_server().await;
