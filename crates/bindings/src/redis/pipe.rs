@@ -494,7 +494,7 @@ pub(super) struct Answer<'a> {
     /// Whether this command's owner writes the batch it is in.
     flushes: bool,
     /// Whether every session of the pipe had a command queued with this
-    /// one: the batch is whole, nothing waits for its first poll.
+    /// one: the batch is whole, and this command's first poll writes it.
     completes: bool,
     first: bool,
     done: bool,
