@@ -12,6 +12,8 @@ use crate::generator::{Hotspot, ScrambledZipfian, Uniform};
 use crate::rng::Rng;
 
 const AHEAD: usize = 16;
+// the digits are made eight numbers at a time
+const _: () = assert!(AHEAD.is_multiple_of(8));
 
 /// The distributions whose draws do not depend on the insert count.
 #[derive(Debug, Clone)]
@@ -99,11 +101,12 @@ impl KeysAhead {
         }
         let mut hashed = nums;
         key_numbers(c, &mut hashed);
-        for ((k, &n), &h) in self.keys.iter_mut().zip(&nums).zip(&hashed) {
-            *k = Drawn {
-                num: n,
-                digits: KeyDigits::of_number(h),
-            };
+        let eights = self.keys.chunks_exact_mut(8).zip(nums.chunks_exact(8));
+        for ((keys, nums), hashed) in eights.zip(hashed.chunks_exact(8)) {
+            let digits = KeyDigits::of_eight(hashed.try_into().expect("8 numbers"));
+            for ((k, &num), digits) in keys.iter_mut().zip(nums).zip(digits) {
+                *k = Drawn { num, digits };
+            }
         }
         self.next = 0;
         self.last = 0;

@@ -37,6 +37,21 @@ fn eight_digits(v: u32) -> u64 {
     t | (x - t * 10) << 8
 }
 
+/// Where the first digit of 24 digit bytes (their first four zeros) is:
+/// the leading zeros are the low zero bytes (after `^ '0'`) of the first
+/// 8 bytes with a digit in them; 0 keeps its last digit.
+#[inline]
+fn first_digit(digits: &[u8; 24]) -> u8 {
+    let chunks: [u64; 3] = std::array::from_fn(|i| {
+        let c = u64::from_le_bytes(digits[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        c ^ 0x3030_3030_3030_3030
+    });
+    match chunks.iter().position(|&c| c != 0) {
+        Some(i) => (8 * i + (chunks[i].trailing_zeros() / 8) as usize) as u8,
+        None => 23,
+    }
+}
+
 impl KeyDigits {
     /// The digits of record `keynum`'s number: hashed unless `ordered`.
     #[inline]
@@ -54,6 +69,71 @@ impl KeyDigits {
         }
     }
 
+    /// The digits of eight numbers: in SSE2's 16-bit lanes, eight groups of
+    /// four digits a step (five groups a number), where [`Self::of_number`]
+    /// splits one number's three 8-digit chunks in the lanes of one
+    /// register (a null:// workload C operation: 658 -> 626 instructions,
+    /// -7% client CPU paired). Drawing keys ahead gives numbers eight at a
+    /// time.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    pub(crate) fn of_eight(ns: &[u64; 8]) -> [KeyDigits; 8] {
+        use std::arch::x86_64::*;
+        const E8: u64 = 100_000_000;
+        let mut groups = [0u16; 40];
+        for (g, &n) in groups.chunks_exact_mut(5).zip(ns) {
+            let (top, rest) = (n / (E8 * E8), n % (E8 * E8));
+            let (hi, lo) = ((rest / E8) as u32, (rest % E8) as u32);
+            g.copy_from_slice(
+                &[
+                    top as u32,
+                    hi / 10_000,
+                    hi % 10_000,
+                    lo / 10_000,
+                    lo % 10_000,
+                ]
+                .map(|x| x as u16),
+            );
+        }
+        let mut text = [0u8; 160];
+        for (g, t) in groups.chunks_exact(8).zip(text.chunks_exact_mut(32)) {
+            // SAFETY: SSE2 is part of x86_64's baseline; the load reads the
+            // 16 bytes of `g` and the stores write the 32 of `t`.
+            unsafe {
+                let g = _mm_loadu_si128(g.as_ptr().cast());
+                // g / 100 for g below 10^4: (g * 5243) >> 19
+                let hundreds = _mm_srli_epi16::<3>(_mm_mulhi_epu16(g, _mm_set1_epi16(5243)));
+                let rest = _mm_sub_epi16(g, _mm_mullo_epi16(hundreds, _mm_set1_epi16(100)));
+                // each group's two 2-digit halves in adjacent lanes, in order
+                let pairs = [
+                    _mm_unpacklo_epi16(hundreds, rest),
+                    _mm_unpackhi_epi16(hundreds, rest),
+                ];
+                for (i, x) in pairs.into_iter().enumerate() {
+                    // x / 10 for x below 100: (x * 6554) >> 16
+                    let tens = _mm_mulhi_epu16(x, _mm_set1_epi16(6554));
+                    let ones = _mm_sub_epi16(x, _mm_mullo_epi16(tens, _mm_set1_epi16(10)));
+                    let d = _mm_or_si128(tens, _mm_slli_epi16::<8>(ones));
+                    let d = _mm_or_si128(d, _mm_set1_epi8(b'0' as i8));
+                    _mm_storeu_si128(t.as_mut_ptr().add(16 * i).cast(), d);
+                }
+            }
+        }
+        std::array::from_fn(|k| {
+            let mut digits = [b'0'; 24];
+            digits[4..].copy_from_slice(&text[20 * k..20 * k + 20]);
+            digits[0] = first_digit(&digits);
+            KeyDigits { digits }
+        })
+    }
+
+    /// The digits of eight numbers, one at a time.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline]
+    pub(crate) fn of_eight(ns: &[u64; 8]) -> [KeyDigits; 8] {
+        ns.map(Self::of_number)
+    }
+
     /// The digits of `n`.
     #[inline]
     pub(crate) fn of_number(n: u64) -> KeyDigits {
@@ -68,13 +148,7 @@ impl KeyDigits {
         for (d, c) in digits.chunks_exact_mut(8).zip(chunks) {
             d.copy_from_slice(&(c | 0x3030_3030_3030_3030).to_le_bytes());
         }
-        // leading zero digits are the low zero bytes of the first chunk that
-        // has a digit; 0 keeps its last digit
-        let start = match chunks.iter().position(|&c| c != 0) {
-            Some(i) => 8 * i + (chunks[i].trailing_zeros() / 8) as usize,
-            None => 23,
-        };
-        digits[0] = start as u8;
+        digits[0] = first_digit(&digits);
         KeyDigits { digits }
     }
 
@@ -213,6 +287,31 @@ mod tests {
                     format!("user{n:0pad$}"),
                     "{n} padded to {pad}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn eight_numbers_at_once_have_the_digits_of_each_alone() {
+        let mut ns = vec![0, 1, 9, u64::MAX, u64::MAX - 1];
+        let mut p = 1u64;
+        while let Some(q) = p.checked_mul(10) {
+            ns.extend([p - 1, p, p + 1, p * 9, p * 5 - 1]);
+            p = q;
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..4_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ns.extend([x, x >> 7, x >> 30, x >> 50]);
+        }
+        ns.resize(ns.len().next_multiple_of(8), 42);
+        for eight in ns.chunks_exact(8) {
+            let eight: &[u64; 8] = eight.try_into().unwrap();
+            for (d, &n) in KeyDigits::of_eight(eight).iter().zip(eight) {
+                assert_eq!(d.digits, KeyDigits::of_number(n).digits, "{n}");
+                assert_eq!(&d.digits[d.digits[0] as usize..], n.to_string().as_bytes());
             }
         }
     }
