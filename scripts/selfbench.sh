@@ -109,6 +109,11 @@ yardstick_rate() {
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.0f %.0f" % (r["totals"]["ops_per_sec"], r["client"]["cpu_ns_per_op"]))' "$1"
 }
 
+# peer_rate OPS/S CPU-SECONDS: appends a peer run's "ops/s CPU-ns/op" ($peer_ops operations) to $out/p
+peer_rate() {
+    python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$1" "$2" "$peer_ops" >>"$out/p"
+}
+
 # yardstick_first ROUND: whether yardstick runs first in this round (odd
 # rounds; the peer first in even ones). Which run of a pair gains is not
 # steady on this host (yardstick against redis-benchmark at depth 16 read
@@ -173,7 +178,7 @@ for depth in 1 16; do
             read -r cpu wall _ < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw \
                 -t "$test" -r 100000 -n "$peer_ops" -d 1000 -c 16 -P "$depth" -q)
             rate=$(grep -o '[0-9.]* requests per second' "$out/peer.txt" | tail -1 | cut -d' ' -f1)
-            python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
+            peer_rate "$rate" "$cpu"
         }
         for round in $(seq "$rounds"); do
             if yardstick_first "$round"; then
@@ -204,7 +209,7 @@ pg_peer() {
     # runs: pgbench
     read -r cpu wall _ < <(cpu_of "$out/peer.txt" "$pg_dir/pgbench" -S -M prepared -c 16 -j 2 -t $((peer_ops / 16)) "$pg_url")
     rate=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out/peer.txt" | tail -1)
-    python3 -c "import sys; print('%s %.0f' % (sys.argv[1], float(sys.argv[2]) * 1e9 / int(sys.argv[3])))" "$rate" "$cpu" "$peer_ops" >>"$out/p"
+    peer_rate "$rate" "$cpu"
 }
 : >"$out/y" && : >"$out/p"
 for round in $(seq "$rounds"); do

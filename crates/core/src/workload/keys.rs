@@ -265,12 +265,13 @@ mod tests {
         String::from_utf8(b).unwrap()
     }
 
-    #[test]
-    fn keys_print_every_number_as_decimal_does() {
-        let mut ns = vec![0, u64::MAX, u64::MAX - 1];
+    /// Numbers at every change of digit count, and pseudo-random ones of
+    /// every length.
+    fn numbers() -> Vec<u64> {
+        let mut ns = vec![0, 1, 9, u64::MAX, u64::MAX - 1];
         let mut p = 1u64;
         while let Some(q) = p.checked_mul(10) {
-            ns.extend([p - 1, p, p + 1]);
+            ns.extend([p - 1, p, p + 1, p * 9, p * 5 - 1]);
             p = q;
         }
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -278,9 +279,14 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            ns.extend([x, x >> 20, x >> 40]);
+            ns.extend([x, x >> 7, x >> 20, x >> 40, x >> 50]);
         }
-        for n in ns {
+        ns
+    }
+
+    #[test]
+    fn keys_print_every_number_as_decimal_does() {
+        for n in numbers() {
             for pad in [1, 12, 25] {
                 assert_eq!(
                     key(n, pad, true),
@@ -293,19 +299,7 @@ mod tests {
 
     #[test]
     fn eight_numbers_at_once_have_the_digits_of_each_alone() {
-        let mut ns = vec![0, 1, 9, u64::MAX, u64::MAX - 1];
-        let mut p = 1u64;
-        while let Some(q) = p.checked_mul(10) {
-            ns.extend([p - 1, p, p + 1, p * 9, p * 5 - 1]);
-            p = q;
-        }
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..4_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ns.extend([x, x >> 7, x >> 30, x >> 50]);
-        }
+        let mut ns = numbers();
         ns.resize(ns.len().next_multiple_of(8), 42);
         for eight in ns.chunks_exact(8) {
             let eight: &[u64; 8] = eight.try_into().unwrap();
