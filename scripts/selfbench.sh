@@ -2,8 +2,10 @@
 # Measures the harness itself: YCSB workloads A and C against null:// at 1, 2
 # and 16 threads, side by side in one invocation. Prints operations per second,
 # process CPU per operation (the client's whole cost: key choice, value
-# generation, timing, recording, status line) and the run's peak memory, of
-# the median of three runs.
+# generation, timing, recording, status line), the run's peak memory and the
+# floor the run measured at its start (two time stamps and one record into
+# a histogram, the part of an operation no harness avoids, on this host at
+# this moment), of the median of three runs.
 # Then, against the test servers (scripts/services starts them), the peers
 # side by side, median of 6 rounds (each tool first in half of them): Redis
 # GET and SET of 1 KB values against redis-benchmark (16 connections from
@@ -30,7 +32,7 @@ cargo build --release --quiet
 bin=target/release/yardstick
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-28s %8s %14s %14s %10s\n' "workload" "threads" "ops/s" "CPU ns/op" "peak MiB"
+printf '%-28s %8s %14s %14s %10s %10s\n' "workload" "threads" "ops/s" "CPU ns/op" "peak MiB" "floor ns"
 for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfields=true"; do
     IFS=: read -r label wl extra <<<"$spec"
     for t in 1 2 16; do
@@ -42,10 +44,10 @@ for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfie
         for _ in 1 2 3; do
             # runs: yardstick
             "$bin" "${args[@]}" 2>/dev/null |
-                python3 -c 'import json,sys; r=json.load(sys.stdin); c=r["client"]; print("%.0f %.1f %.1f" % (r["totals"]["ops_per_sec"], c["cpu_ns_per_op"], c["peak_rss_bytes"] / 2**20))' >>"$out/n"
+                python3 -c 'import json,sys; r=json.load(sys.stdin); c=r["client"]; print("%.0f %.1f %.1f %.0f" % (r["totals"]["ops_per_sec"], c["cpu_ns_per_op"], c["peak_rss_bytes"] / 2**20, c["floor"]["ns_per_op"]))' >>"$out/n"
         done
         sort -n -k2 "$out/n" | sed -n 2p |
-            { read -r rate ns mib; printf '%-28s %8s %14s %14.0f %10s\n' "$label" "$t" "$rate" "$ns" "$mib"; }
+            { read -r rate ns mib floor; printf '%-28s %8s %14s %14.0f %10s %10s\n' "$label" "$t" "$rate" "$ns" "$mib" "$floor"; }
     done
 done
 
