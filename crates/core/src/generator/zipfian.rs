@@ -320,7 +320,7 @@ impl Zipfian {
 
 /// `(itemcount * pow) as u64` through signed conversions, one instruction
 /// each way where the unsigned ones are branchy sequences before AVX-512
-/// (~10 of a null:// workload C operation's instructions). The same value:
+/// (~5 of a null:// workload C operation's instructions). The same value:
 /// below 2^62 items (not i64::MAX, which rounds to 2^63 as a double) the
 /// product is below 2^63; a negative one or NaN is 0 either way.
 #[inline(always)]
