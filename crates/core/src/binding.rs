@@ -185,6 +185,13 @@ impl BindingError {
 /// single-threaded runtime, so their futures need not be `Send`.
 #[allow(async_fn_in_trait)]
 pub trait Session {
+    /// Whether the session's calls start from the stamp the worker took
+    /// for them: [`crate::bounded::Bounded`]'s do (its time limit counts
+    /// from there, one clock read fewer per call). Leave it `false`: a
+    /// session that says `true` must take the stamp at every call's first
+    /// poll, or a later call could start from a stale one.
+    const TAKES_CALL_START: bool = false;
+
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome;
     /// Up to `count` records with key >= `start`, in key order.
     async fn scan(

@@ -5,13 +5,24 @@
 //! stamps an operation: 694 -> 671 instructions a null:// workload C
 //! operation).
 //! Everything else (scaling a difference to ns, calibration) is quanta's.
+use std::cell::Cell;
 use std::ops::Deref;
+
+thread_local! {
+    /// The stamp a worker took at the start of the call it is making, for
+    /// the call's time limit ([`crate::bounded`]) to start from instead of
+    /// reading the counter again at the same instant (one RDTSC of every
+    /// network call: ~22 ns on a host where the counter is slow to read).
+    /// 0: none lent. Taken (and cleared) by the call's first poll, which
+    /// the lending worker makes at once, so it is never a stale stamp.
+    static LENT: Cell<u64> = const { Cell::new(0) };
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Clock {
     inner: quanta::Clock,
     /// quanta's raw stamps are the time-stamp counter itself.
-    tsc: bool,
+    pub(crate) tsc: bool,
 }
 
 impl Clock {
@@ -37,6 +48,32 @@ impl Clock {
             return counter();
         }
         self.inner.raw()
+    }
+
+    /// Lends `stamp`, just taken for a call about to be polled, to that
+    /// call's first [`Clock::call_start`]. Only stamps of the counter are
+    /// lent: those are the same on every clock that reads it.
+    #[inline(always)]
+    pub(crate) fn lend(&self, stamp: u64) {
+        if self.tsc {
+            LENT.set(stamp);
+        }
+    }
+
+    /// The stamp lent now (0: none), left where it is.
+    #[cfg(test)]
+    pub(crate) fn lent() -> u64 {
+        LENT.get()
+    }
+
+    /// The start of a call: the stamp lent for it, else one read now.
+    #[inline(always)]
+    pub(crate) fn call_start(&self) -> u64 {
+        let lent = LENT.replace(0);
+        if lent != 0 && self.tsc {
+            return lent;
+        }
+        self.raw()
     }
 }
 
@@ -99,6 +136,34 @@ mod tests {
         let c = clock.raw();
         let ms = clock.delta_as_nanos(b, c) as f64 / 1e6;
         assert!(a <= b && (19.0..2_000.0).contains(&ms), "{ms} ms");
+    }
+
+    #[test]
+    fn a_lent_stamp_starts_one_call_only() {
+        let clock = Clock::new();
+        let before = clock.raw();
+        clock.lend(7);
+        let first = clock.call_start();
+        let second = clock.call_start();
+        if clock.tsc {
+            assert_eq!(first, 7, "the lent stamp");
+        } else {
+            assert!(first >= before, "no counter: nothing lent, read now");
+        }
+        assert!(second >= before, "taken once, then read now: {second}");
+        // a clock that does not read the counter neither lends nor borrows
+        let os = Clock {
+            inner: quanta::Clock::new(),
+            tsc: false,
+        };
+        os.lend(7);
+        assert_ne!(clock.call_start(), 7);
+        clock.lend(7);
+        assert_ne!(os.call_start(), 7);
+        assert!(
+            clock.call_start() >= before,
+            "the OS clock's borrow cleared it"
+        );
     }
 
     #[test]

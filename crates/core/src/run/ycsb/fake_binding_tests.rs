@@ -304,6 +304,98 @@ fn every_read_is_released_after_its_value_was_verified() {
     assert_eq!(released.load(Ordering::SeqCst), reads);
 }
 
+/// Takes its calls' starts as a time limit does, counting its calls and
+/// those the worker lent a stamp: (calls, lent).
+#[derive(Clone, Default)]
+struct Borrower(Arc<(AtomicU32, AtomicU32)>);
+
+impl Borrower {
+    fn start(&self) -> Outcome {
+        let lent = crate::run::clock::Clock::lent() != 0;
+        let start = crate::run::clock::Clock::shared().call_start();
+        assert!(start != 0 && crate::run::clock::Clock::lent() == 0);
+        self.0 .0.fetch_add(1, Ordering::SeqCst);
+        self.0 .1.fetch_add(lent as u32, Ordering::SeqCst);
+        Outcome::ok(1, 0)
+    }
+}
+
+impl Binding for Borrower {
+    type Session = Borrower;
+    async fn session(&self) -> Result<Borrower, BindingError> {
+        Ok(self.clone())
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}
+
+impl Session for Borrower {
+    const TAKES_CALL_START: bool = true;
+    async fn read(&mut self, _: &[u8], _: Fields, _: &mut Record) -> Outcome {
+        self.start()
+    }
+    async fn scan(&mut self, _: &[u8], _: u64, _: Fields, _: &mut ScanRows) -> Outcome {
+        self.start()
+    }
+    async fn update(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        self.start()
+    }
+    async fn insert(&mut self, _: &[u8], _: &WriteSet) -> Outcome {
+        self.start()
+    }
+    async fn delete(&mut self, _: &[u8]) -> Outcome {
+        self.start()
+    }
+    async fn insert_batch(&mut self, _: &crate::binding::Batch) -> Outcome {
+        self.start()
+    }
+}
+
+#[test]
+fn every_call_of_a_session_that_takes_its_start_is_lent_the_workers_stamp() {
+    let tsc = crate::run::clock::Clock::shared().tsc;
+    for (phase, kv) in [
+        (Phase::Load, &["recordcount=40"][..]),
+        (Phase::Load, &["recordcount=40", "db.batchsize=8"][..]),
+        (
+            Phase::Run,
+            &[
+                "recordcount=40",
+                "operationcount=400",
+                "readproportion=0.3",
+                "updateproportion=0.3",
+                "insertproportion=0.2",
+                "scanproportion=0.1",
+                "readmodifywriteproportion=0.1",
+            ][..],
+        ),
+    ] {
+        let mut p = Properties::new();
+        for o in kv {
+            p.set_override(o).unwrap();
+        }
+        let c = CoreConfig::from_properties(&p).unwrap();
+        let spec = RunSpec::from_config(phase, &c, 3, Duration::ZERO, 1).unwrap();
+        let b = Borrower::default();
+        let counts = b.0.clone();
+        crate::run::run(
+            &Ycsb::new(Arc::new(b), Arc::new(SharedState::new(c)), phase),
+            &spec,
+            &crate::run::Control::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        let (calls, lent) = (
+            counts.0.load(Ordering::SeqCst),
+            counts.1.load(Ordering::SeqCst),
+        );
+        assert!(calls >= 5, "{kv:?}: {calls} calls");
+        // only stamps of the counter are lent
+        assert_eq!(lent, if tsc { calls } else { 0 }, "{kv:?}");
+    }
+}
+
 #[test]
 fn closed_loop_steps_stop_at_the_slots_quota_and_at_the_loads_last_key() {
     // the steps of a slot are one loop: it must end exactly at its share
