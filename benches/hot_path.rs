@@ -9,6 +9,7 @@ use std::time::Duration;
 use yardstick_core::binding::{
     Binding, BindingError, EngineInfo, Fields, Outcome, Record, ScanRows, Session, Status, WriteSet,
 };
+use yardstick_core::bounded::Bounded;
 use yardstick_core::op::OpKind;
 use yardstick_core::rng::Rng;
 use yardstick_core::run::{run, Control, RunSpec, Ycsb};
@@ -123,38 +124,92 @@ impl Session for NothingSession {
     }
 }
 
+/// `Nothing` with every call under a time limit, as network bindings are:
+/// the limit starts from the worker's stamp, lent to it.
+struct Limited;
+
+impl Binding for Limited {
+    type Session = Bounded<NothingSession>;
+    async fn session(&self) -> Result<Self::Session, BindingError> {
+        Ok(Bounded::new(NothingSession, Duration::from_secs(10)))
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}
+
+/// `Limited` behind a wrapper that does not take the worker's stamp: the
+/// limit reads the clock itself, as before the stamp was lent.
+struct Unlent;
+struct UnlentSession(Bounded<NothingSession>);
+
+impl Binding for Unlent {
+    type Session = UnlentSession;
+    async fn session(&self) -> Result<UnlentSession, BindingError> {
+        Ok(UnlentSession(Limited.session().await?))
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}
+
+impl Session for UnlentSession {
+    async fn read(&mut self, k: &[u8], f: Fields, out: &mut Record) -> Outcome {
+        self.0.read(k, f, out).await
+    }
+    async fn scan(&mut self, k: &[u8], n: u64, f: Fields, out: &mut ScanRows) -> Outcome {
+        self.0.scan(k, n, f, out).await
+    }
+    async fn update(&mut self, k: &[u8], v: &WriteSet) -> Outcome {
+        self.0.update(k, v).await
+    }
+    async fn insert(&mut self, k: &[u8], v: &WriteSet) -> Outcome {
+        self.0.insert(k, v).await
+    }
+    async fn delete(&mut self, k: &[u8]) -> Outcome {
+        self.0.delete(k).await
+    }
+}
+
+/// Wall time of a one-thread run of `ops` operations against `binding`.
+fn timed_run<B: Binding + 'static>(binding: B, ops: u64, extra: &[&str]) -> Duration {
+    let ops = format!("operationcount={}", ops.max(1));
+    let mut kv = vec!["recordcount=1000000", "requestdistribution=zipfian", &ops];
+    kv.extend_from_slice(extra);
+    let s = shared(&kv);
+    let spec =
+        RunSpec::from_config(Phase::Run, &s.config, 1, Duration::ZERO, 1).expect("valid spec");
+    let work = Ycsb::new(Arc::new(binding), Arc::new(s), Phase::Run);
+    let t = std::time::Instant::now();
+    run(&work, &spec, &Control::default(), &mut |_| {}).expect("the run");
+    t.elapsed()
+}
+
 /// The worker loop end to end (plan, key, values, call, time, record,
 /// intervals) on one thread: wall time per operation of a run of
-/// `iters` operations.
+/// `iters` operations; workload C also with the calls under a time limit
+/// (the limit's cost, with the worker's stamp lent to it and without).
 fn worker_loop(c: &mut Criterion) {
     let mut g = c.benchmark_group("worker_loop");
     g.throughput(Throughput::Elements(1));
-    for (name, extra) in [
-        ("workloadc", &["readproportion=1", "updateproportion=0"][..]),
-        (
-            "workloada_1KiB_updates",
-            &[
-                "readproportion=0.5",
-                "updateproportion=0.5",
-                "writeallfields=true",
-            ][..],
-        ),
-    ] {
-        g.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let ops = format!("operationcount={}", iters.max(1));
-                let mut kv = vec!["recordcount=1000000", "requestdistribution=zipfian", &ops];
-                kv.extend_from_slice(extra);
-                let s = shared(&kv);
-                let spec = RunSpec::from_config(Phase::Run, &s.config, 1, Duration::ZERO, 1)
-                    .expect("valid spec");
-                let work = Ycsb::new(Arc::new(Nothing), Arc::new(s), Phase::Run);
-                let t = std::time::Instant::now();
-                run(&work, &spec, &Control::default(), &mut |_| {}).expect("the run");
-                t.elapsed()
-            })
-        });
-    }
+    let c_only = &["readproportion=1", "updateproportion=0"][..];
+    let a_1kib = &[
+        "readproportion=0.5",
+        "updateproportion=0.5",
+        "writeallfields=true",
+    ][..];
+    g.bench_function("workloadc", |b| {
+        b.iter_custom(|iters| timed_run(Nothing, iters, c_only))
+    });
+    g.bench_function("workloadc_time_limit", |b| {
+        b.iter_custom(|iters| timed_run(Limited, iters, c_only))
+    });
+    g.bench_function("workloadc_time_limit_unlent", |b| {
+        b.iter_custom(|iters| timed_run(Unlent, iters, c_only))
+    });
+    g.bench_function("workloada_1KiB_updates", |b| {
+        b.iter_custom(|iters| timed_run(Nothing, iters, a_1kib))
+    });
     g.finish();
 }
 
