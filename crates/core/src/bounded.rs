@@ -219,13 +219,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_shared_timer_bounds_each_call_from_its_own_start() {
-        let rt = tokio::runtime::Builder::new_current_thread()
+    /// Runs `f` to its end on a runtime of its own, with timers.
+    fn on_runtime(f: impl Future<Output = ()>) {
+        tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap();
-        rt.block_on(async {
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn the_shared_timer_bounds_each_call_from_its_own_start() {
+        on_runtime(async {
             let limit = Duration::from_millis(200);
             let mut b = Bounded::new(
                 Slow {
@@ -273,11 +278,7 @@ mod tests {
 
     #[test]
     fn a_call_starts_from_the_stamp_lent_for_it_once() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        on_runtime(async {
             let limit = Duration::from_millis(200);
             let slow = |delay| Slow {
                 delay,
@@ -323,11 +324,7 @@ mod tests {
 
     #[test]
     fn a_call_polled_with_a_new_waker_is_woken_there_at_its_deadline() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        on_runtime(async {
             let mut b = Bounded::new(
                 Slow {
                     delay: Duration::from_secs(30),

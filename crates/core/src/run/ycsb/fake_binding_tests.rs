@@ -67,17 +67,22 @@ impl Session for FakeSession {
     }
 }
 
+/// The core workload of `kv` (`name=value` overrides).
+fn config(kv: &[&str]) -> CoreConfig {
+    let mut p = Properties::new();
+    for o in kv {
+        p.set_override(o).unwrap();
+    }
+    CoreConfig::from_properties(&p).unwrap()
+}
+
 fn run(
     b: Fake,
     phase: Phase,
     kv: &[&str],
     concurrency: usize,
 ) -> (Result<crate::run::RunOutput, BindingError>, u32) {
-    let mut p = Properties::new();
-    for o in kv {
-        p.set_override(o).unwrap();
-    }
-    let c = CoreConfig::from_properties(&p).unwrap();
+    let c = config(kv);
     let spec = RunSpec::from_config(phase, &c, concurrency, Duration::ZERO, 1).unwrap();
     let attempts = b.attempts.clone();
     let out = crate::run::run(
@@ -123,11 +128,7 @@ fn failed_load_inserts_are_retried_up_to_the_limit_and_counted() {
 #[test]
 fn more_errors_than_max_errors_stop_the_run() {
     let kv = ["recordcount=100000", "fieldcount=1", "threadcount=2"];
-    let mut p = Properties::new();
-    for o in kv {
-        p.set_override(o).unwrap();
-    }
-    let c = CoreConfig::from_properties(&p).unwrap();
+    let c = config(&kv);
     let mut spec = RunSpec::from_config(Phase::Load, &c, 1, Duration::ZERO, 1).unwrap();
     spec.max_errors = Some(10);
     // every insert fails (billions of failures before a success)
@@ -273,11 +274,7 @@ fn every_read_is_released_after_its_value_was_verified() {
         "updateproportion=0",
         "readmodifywriteproportion=0.5",
     ];
-    let mut p = Properties::new();
-    for o in kv {
-        p.set_override(o).unwrap();
-    }
-    let c = CoreConfig::from_properties(&p).unwrap();
+    let c = config(&kv);
     let spec = RunSpec::from_config(Phase::Run, &c, 3, Duration::ZERO, 1).unwrap();
     let (reads, released) = (Arc::default(), Arc::<AtomicU32>::default());
     let b = Arc::new(Lender(Arc::clone(&reads), released.clone()));
@@ -371,11 +368,7 @@ fn every_call_of_a_session_that_takes_its_start_is_lent_the_workers_stamp() {
             ][..],
         ),
     ] {
-        let mut p = Properties::new();
-        for o in kv {
-            p.set_override(o).unwrap();
-        }
-        let c = CoreConfig::from_properties(&p).unwrap();
+        let c = config(kv);
         let spec = RunSpec::from_config(phase, &c, 3, Duration::ZERO, 1).unwrap();
         let b = Borrower::default();
         let counts = b.0.clone();
