@@ -86,29 +86,37 @@ impl Rng {
 }
 
 /// Fills value buffers with printable ASCII (0x20..=0x5F), like YCSB's
-/// RandomByteIterator. Eight independent xorshift64 lanes (Marsaglia 2003,
-/// shifts 13, 7, 17), seeded once from a stream's RNG, write 64 bytes per
-/// round with shifts and xors only: twice the speed of multiplying lanes (a
-/// 1 KB value per update is a visible share of a pipelined SET's client CPU).
-/// Values need to be varied and printable, not unpredictable.
+/// RandomByteIterator. Sixteen independent xorshift64 lanes (Marsaglia
+/// 2003, shifts 13, 7, 17), seeded once from a stream's RNG, write 128 bytes
+/// per round with shifts and xors only: twice the speed of multiplying
+/// lanes (a 1 KB value per update is a visible share of a pipelined SET's
+/// client CPU). Values need to be varied and printable, not unpredictable.
+/// A round is six dependent steps per lane; sixteen lanes are at least two
+/// registers at every width, so two chains overlap (eight lanes in one
+/// 512-bit register were one chain: a 1 KB value 46 -> 34 ns; ten 100-byte
+/// fields, bound by the lanes' trip through memory between fills, alike).
 ///
-/// On x86_64 the lanes live in four SSE2 registers, stored and loaded as
-/// whole registers between fills: kept as eight `u64`s they were stored
-/// 8 bytes at a time and loaded 16 at a time at the next field (a
-/// store-forwarding stall per field: ten 100-byte fields 15% slower).
-/// Where the CPU has AVX2 they run in two 256-bit registers; where it has
-/// AVX-512BW (and VBMI2, see `fill`) in one 512-bit register. One process
-/// uses one width, so stores and loads match. Elsewhere the same lanes run
-/// as scalars; all give the same bytes.
+/// On x86_64 the lanes live in eight SSE2 registers, stored and loaded as
+/// whole registers between fills: kept as `u64`s they were stored 8 bytes
+/// at a time and loaded 16 at a time at the next field (a store-forwarding
+/// stall per field: ten 100-byte fields 15% slower). Where the CPU has AVX2
+/// they run in four 256-bit registers; where it has AVX-512BW (and VBMI2,
+/// see `fill`) in two 512-bit registers. One process uses one width, so
+/// stores and loads match. Elsewhere the same lanes run as scalars; all
+/// give the same bytes.
 #[derive(Debug, Clone)]
 pub(crate) struct Filler {
     lanes: Lanes,
 }
 
 #[cfg(target_arch = "x86_64")]
-type Lanes = [std::arch::x86_64::__m128i; 4];
+type Lanes = [std::arch::x86_64::__m128i; LANES / 2];
 #[cfg(not(target_arch = "x86_64"))]
-type Lanes = [u64; 8];
+type Lanes = [u64; LANES];
+
+const LANES: usize = 16;
+/// Bytes a round writes: one step of every lane.
+const ROUND: usize = 8 * LANES;
 
 const SYMBOLS: u64 = 0x3F3F_3F3F_3F3F_3F3F;
 const FIRST: u64 = 0x2020_2020_2020_2020;
@@ -116,7 +124,7 @@ const FIRST: u64 = 0x2020_2020_2020_2020;
 impl Filler {
     pub(crate) fn new(rng: &mut Rng) -> Self {
         // a zero lane would stay zero
-        let seeds: [u64; 8] = std::array::from_fn(|_| rng.next_u64() | 1);
+        let seeds: [u64; LANES] = std::array::from_fn(|_| rng.next_u64() | 1);
         Filler {
             lanes: lanes_of(seeds),
         }
@@ -151,7 +159,7 @@ impl Filler {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn lanes_of(s: [u64; 8]) -> Lanes {
+fn lanes_of(s: [u64; LANES]) -> Lanes {
     use std::arch::x86_64::_mm_set_epi64x;
     // lane 2i is the low half of register i: the bytes come out in the
     // scalar lanes' order
@@ -172,16 +180,16 @@ fn fill_sse2(lanes: &mut Lanes, buf: &mut [u8]) {
             let x = _mm_xor_si128(x, _mm_srli_epi64::<7>(x));
             *l = _mm_xor_si128(x, _mm_slli_epi64::<17>(x));
             let v = _mm_add_epi8(_mm_and_si128(*l, symbols), first);
-            // SAFETY: `out` has 64 bytes, so bytes 16i..16i+16 (i < 4) are
-            // in it; the store is unaligned.
+            // SAFETY: `out` has ROUND bytes, so bytes 16i..16i+16 (i <
+            // LANES / 2) are in it; the store is unaligned.
             unsafe { _mm_storeu_si128(out.as_mut_ptr().add(16 * i).cast(), v) };
         }
     });
     *lanes = held;
 }
 
-/// The same lanes two 256-bit registers at a time: half the instructions of
-/// the SSE2 filler (a 1 KB value: ~900 -> ~450). Register i holds lanes
+/// The same lanes four to a 256-bit register: half the instructions of the
+/// SSE2 filler (a 1 KB value: ~900 -> ~450). Register i holds lanes
 /// 4i..4i+3, so its 32-byte store writes the bytes in the scalar lanes'
 /// order, as the SSE2 pairs do.
 #[cfg(target_arch = "x86_64")]
@@ -191,32 +199,32 @@ fn fill_avx2(lanes: &mut Lanes, buf: &mut [u8]) {
     let symbols = _mm256_set1_epi64x(SYMBOLS as i64);
     let first = _mm256_set1_epi64x(FIRST as i64);
     let at = lanes.as_mut_ptr().cast::<__m256i>();
-    // SAFETY: `lanes` is 64 bytes: two unaligned 32-byte loads.
-    let mut held = unsafe { [_mm256_loadu_si256(at), _mm256_loadu_si256(at.add(1))] };
+    // SAFETY: `lanes` is 8 * LANES bytes: LANES / 4 unaligned 32-byte loads.
+    let mut held: [__m256i; LANES / 4] =
+        std::array::from_fn(|i| unsafe { _mm256_loadu_si256(at.add(i)) });
     by_rounds(buf, |out| {
         for (i, l) in held.iter_mut().enumerate() {
             let x = _mm256_xor_si256(*l, _mm256_slli_epi64::<13>(*l));
             let x = _mm256_xor_si256(x, _mm256_srli_epi64::<7>(x));
             *l = _mm256_xor_si256(x, _mm256_slli_epi64::<17>(x));
             let v = _mm256_add_epi8(_mm256_and_si256(*l, symbols), first);
-            // SAFETY: `out` has 64 bytes, so bytes 32i..32i+32 (i < 2) are
-            // in it; the store is unaligned.
+            // SAFETY: `out` has ROUND bytes, so bytes 32i..32i+32 (i <
+            // LANES / 4) are in it; the store is unaligned.
             unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * i).cast(), v) };
         }
     });
-    // SAFETY: as the loads.
-    unsafe {
-        _mm256_storeu_si256(at, held[0]);
-        _mm256_storeu_si256(at.add(1), held[1]);
+    for (i, l) in held.iter().enumerate() {
+        // SAFETY: as the loads.
+        unsafe { _mm256_storeu_si256(at.add(i), *l) };
     }
 }
 
-/// All eight lanes in one 512-bit register: half the AVX2 filler's
+/// The same lanes eight to a 512-bit register: half the AVX2 filler's
 /// instructions again (a 1 KB value: ~300 -> ~150), and a partial last
-/// round stored straight into the buffer under a byte mask, where the
+/// round stored straight into the buffer under byte masks, where the
 /// narrower fillers fill a scratch block and copy its head (a call to
-/// memcpy per 100-byte field). The register holds lanes 0..7 in order, so
-/// its store writes the scalar lanes' bytes.
+/// memcpy per 100-byte field). Register i holds lanes 8i..8i+7 in order,
+/// so its store writes the scalar lanes' bytes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 fn fill_avx512(lanes: &mut Lanes, buf: &mut [u8]) {
@@ -224,58 +232,70 @@ fn fill_avx512(lanes: &mut Lanes, buf: &mut [u8]) {
     let symbols = _mm512_set1_epi64(SYMBOLS as i64);
     let first = _mm512_set1_epi64(FIRST as i64);
     let at = lanes.as_mut_ptr().cast::<__m512i>();
-    // SAFETY: `lanes` is 64 bytes: one unaligned 64-byte load.
-    let mut l = unsafe { _mm512_loadu_si512(at) };
-    let mut round = || {
-        let x = _mm512_xor_si512(l, _mm512_slli_epi64::<13>(l));
+    // SAFETY: `lanes` is 8 * LANES bytes: LANES / 8 unaligned 64-byte loads.
+    let mut held: [__m512i; LANES / 8] =
+        std::array::from_fn(|i| unsafe { _mm512_loadu_si512(at.add(i)) });
+    let step = |l: &mut __m512i| {
+        let x = _mm512_xor_si512(*l, _mm512_slli_epi64::<13>(*l));
         let x = _mm512_xor_si512(x, _mm512_srli_epi64::<7>(x));
-        l = _mm512_xor_si512(x, _mm512_slli_epi64::<17>(x));
-        _mm512_add_epi8(_mm512_and_si512(l, symbols), first)
+        *l = _mm512_xor_si512(x, _mm512_slli_epi64::<17>(x));
+        _mm512_add_epi8(_mm512_and_si512(*l, symbols), first)
     };
-    let mut chunks = buf.chunks_exact_mut(64);
+    let mut chunks = buf.chunks_exact_mut(ROUND);
     for chunk in &mut chunks {
-        let v = round();
-        // SAFETY: `chunk` has 64 bytes; the store is unaligned.
-        unsafe { _mm512_storeu_si512(chunk.as_mut_ptr().cast(), v) };
+        for (i, l) in held.iter_mut().enumerate() {
+            let v = step(l);
+            // SAFETY: `chunk` has ROUND bytes, so bytes 64i..64i+64 (i <
+            // LANES / 8) are in it; the store is unaligned.
+            unsafe { _mm512_storeu_si512(chunk.as_mut_ptr().add(64 * i).cast(), v) };
+        }
     }
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
-        let v = round();
-        // only the first rest.len() (< 64) bytes are written; the masked-off
-        // bytes past the buffer are neither written nor read
-        let mask: __mmask64 = (1u64 << rest.len()) - 1;
-        // SAFETY: the mask keeps the store inside `rest`.
-        unsafe { _mm512_mask_storeu_epi8(rest.as_mut_ptr().cast(), mask, v) };
+        for (i, l) in held.iter_mut().enumerate() {
+            let v = step(l);
+            // register i's share of the rest: its bytes, at most 64
+            let n = rest.len().saturating_sub(64 * i).min(64);
+            if n > 0 {
+                // bytes past the n-th are masked off: neither written nor read
+                let mask: __mmask64 = u64::MAX >> (64 - n);
+                // SAFETY: byte 64i is in `rest` (n > 0) and the mask keeps
+                // the store inside it.
+                unsafe { _mm512_mask_storeu_epi8(rest.as_mut_ptr().add(64 * i).cast(), mask, v) };
+            }
+        }
     }
-    // SAFETY: as the load.
-    unsafe { _mm512_storeu_si512(at, l) };
+    for (i, l) in held.iter().enumerate() {
+        // SAFETY: as the loads.
+        unsafe { _mm512_storeu_si512(at.add(i), *l) };
+    }
 }
 
-/// Runs `round` over `buf` 64 bytes (one step of every lane) at a time; a
-/// partial last round fills a scratch block whose head is copied.
+/// Runs `round` over `buf` ROUND bytes (one step of every lane) at a time;
+/// a partial last round fills a scratch block whose head is copied.
 #[inline(always)]
-fn by_rounds(buf: &mut [u8], mut round: impl FnMut(&mut [u8; 64])) {
-    let mut chunks = buf.chunks_exact_mut(64);
+fn by_rounds(buf: &mut [u8], mut round: impl FnMut(&mut [u8; ROUND])) {
+    let mut chunks = buf.chunks_exact_mut(ROUND);
     for chunk in &mut chunks {
-        round(chunk.try_into().expect("a 64-byte chunk"));
+        round(chunk.try_into().expect("a whole round's chunk"));
     }
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
-        let mut last = [0u8; 64];
+        let mut last = [0u8; ROUND];
         round(&mut last);
         rest.copy_from_slice(&last[..rest.len()]);
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn lanes_of(s: [u64; 8]) -> Lanes {
+fn lanes_of(s: [u64; LANES]) -> Lanes {
     s
 }
 
-/// The eight lanes one `u64` at a time (the filler where there is no SSE2,
+/// The lanes one `u64` at a time (the filler where there is no SSE2,
 /// and the reference the SSE2 filler is tested against).
 #[cfg(any(test, not(target_arch = "x86_64")))]
-fn fill_scalar(lanes: &mut [u64; 8], buf: &mut [u8]) {
+fn fill_scalar(lanes: &mut [u64; LANES], buf: &mut [u8]) {
     by_rounds(buf, |out| {
         for (l, out) in lanes.iter_mut().zip(out.chunks_exact_mut(8)) {
             *l ^= *l << 13;
@@ -360,12 +380,12 @@ mod tests {
     #[test]
     fn every_vector_filler_gives_the_scalar_lanes_bytes() {
         let mut seeds = Rng::new(8);
-        let start: [u64; 8] = std::array::from_fn(|_| seeds.next_u64() | 1);
+        let start: [u64; LANES] = std::array::from_fn(|_| seeds.next_u64() | 1);
         let (mut sse, mut avx, mut scalar) = (lanes_of(start), lanes_of(start), start);
         let mut wide = lanes_of(start);
         let avx2 = std::is_x86_feature_detected!("avx2");
         let avx512 = std::is_x86_feature_detected!("avx512bw");
-        for len in [100, 1000, 64, 1, 0, 127, 3000, 33, 63, 65] {
+        for len in [100, 1000, 64, 1, 0, 127, 128, 129, 3000, 33, 63, 65, 200] {
             let (mut a, mut b, mut c) = (vec![0u8; len], vec![0u8; len], vec![0u8; len]);
             // SAFETY: SSE2 is x86_64's baseline.
             unsafe { fill_sse2(&mut sse, &mut a) };
@@ -392,7 +412,7 @@ mod tests {
     fn the_filler_gives_the_scalar_lanes_bytes_fill_after_fill() {
         let mut f = Filler::new(&mut Rng::new(5));
         let mut seeds = Rng::new(5);
-        let mut lanes: [u64; 8] = std::array::from_fn(|_| seeds.next_u64() | 1);
+        let mut lanes: [u64; LANES] = std::array::from_fn(|_| seeds.next_u64() | 1);
         // the lanes carry over from fill to fill, through partial rounds too
         for len in [100, 1000, 64, 1, 0, 127, 3000] {
             let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
