@@ -68,6 +68,12 @@ fn key_and_values(c: &mut Criterion) {
     g.bench_function("all_fields_10x100B", |b| {
         b.iter(|| st.values(&s, b"user1", Fields::All, &mut ws))
     });
+    // the pipelined SET's shape: one field of 1,000 bytes
+    let one = shared(&["recordcount=1000000", "fieldcount=1", "fieldlength=1000"]);
+    let mut st1 = Stream::new(&one, 1);
+    g.bench_function("one_field_1000B", |b| {
+        b.iter(|| st1.values(&one, b"user1", Fields::All, &mut ws))
+    });
     g.finish();
     let mut rng = Rng::new(1);
     let mut buf = vec![0u8; 1024];
