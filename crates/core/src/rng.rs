@@ -137,14 +137,9 @@ impl Filler {
     #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn fill(&mut self, buf: &mut [u8]) {
-        // std caches the CPU's answer: a load and a test per fill
-        if std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vbmi2")
-        {
-            // VBMI2 marks the CPUs (Ice Lake and later, Zen 4) whose clock
-            // does not drop for 512-bit integer work, as Skylake-SP's and
-            // Cascade Lake's does: there the AVX2 filler runs.
-            // SAFETY: the CPU has AVX-512BW (checked above), which implies
-            // AVX-512F.
+        // the CPU's answers are cached: a load and a test or two per fill
+        if wide_vectors() {
+            // SAFETY: the CPU has AVX-512F and BW (checked above).
             unsafe { fill_avx512(&mut self.lanes, buf) }
         } else if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked above).
@@ -159,6 +154,30 @@ impl Filler {
     #[inline]
     pub(crate) fn fill(&mut self, buf: &mut [u8]) {
         fill_scalar(&mut self.lanes, buf);
+    }
+}
+
+/// Whether the CPU has AVX-512 (F and BW) and VBMI2, for the widest
+/// filler. VBMI2 marks the CPUs (Ice Lake and later, Zen 4) whose clock
+/// does not drop for 512-bit integer work, as Skylake-SP's and Cascade
+/// Lake's does: there the 256-bit filler runs. The answer is kept in one
+/// byte: a load and a compare per fill, where std's cache is a load and a
+/// test per feature.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn wide_vectors() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    // 0: not asked yet, 1: no, 2: yes
+    static WIDE: AtomicU8 = AtomicU8::new(0);
+    match WIDE.load(Ordering::Relaxed) {
+        0 => {
+            let wide = std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vbmi2");
+            WIDE.store(1 + u8::from(wide), Ordering::Relaxed);
+            wide
+        }
+        known => known == 2,
     }
 }
 
