@@ -100,10 +100,10 @@ impl Rng {
 /// whole registers between fills: kept as `u64`s they were stored 8 bytes
 /// at a time and loaded 16 at a time at the next field (a store-forwarding
 /// stall per field: ten 100-byte fields 15% slower). Where the CPU has AVX2
-/// they run in four 256-bit registers; where it has AVX-512BW (and VBMI2,
-/// see `fill`) in two 512-bit registers. One process uses one width, so
-/// stores and loads match. Elsewhere the same lanes run as scalars; all
-/// give the same bytes.
+/// they run in four 256-bit registers; where it has AVX-512BW and VBMI2
+/// (see `wide_vectors`) in two 512-bit registers. One process uses one
+/// width, so stores and loads match. Elsewhere the same lanes run as
+/// scalars; all give the same bytes.
 ///
 /// The lanes are aligned to a cache line: the 64-byte loads and stores of
 /// the widest filler then never split across two lines.
