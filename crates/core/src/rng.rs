@@ -407,7 +407,8 @@ mod tests {
         let (mut sse, mut avx, mut scalar) = (lanes_of(start), lanes_of(start), start);
         let mut wide = lanes_of(start);
         let avx2 = std::is_x86_feature_detected!("avx2");
-        let avx512 = std::is_x86_feature_detected!("avx512bw");
+        let avx512 =
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw");
         for len in [100, 1000, 64, 1, 0, 127, 128, 129, 3000, 33, 63, 65, 200] {
             let (mut a, mut b, mut c) = (vec![0u8; len], vec![0u8; len], vec![0u8; len]);
             // SAFETY: SSE2 is x86_64's baseline.
@@ -423,7 +424,7 @@ mod tests {
                 // a guard byte past the value: the masked store must not
                 // touch it
                 let mut d = vec![0u8; len + 1];
-                // SAFETY: the CPU has AVX-512BW (checked above).
+                // SAFETY: the CPU has AVX-512F and BW (checked above).
                 unsafe { fill_avx512(&mut wide, &mut d[..len]) };
                 assert_eq!(d[..len], c[..], "avx-512, {len}");
                 assert_eq!(d[len], 0, "avx-512 wrote past {len}");
