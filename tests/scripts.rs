@@ -1,8 +1,9 @@
 //! The scripts a fresh machine depends on: scripts/check-commands (every
 //! program the scripts and tests run is declared with its package), the
 //! helpers of scripts/lib.sh (installing declared programs, a server's log on
-//! a readiness failure) and the rehearsal's argument check. Each check runs
-//! against a small tree made here, so that what it must catch is there.
+//! a readiness failure), the rehearsal's argument check and the flame
+//! graph of a run (scripts/flamegraph.sh, with perf). Each check of a script
+//! runs against a small tree made here, so that what it must catch is there.
 
 use crate::common::Run;
 use std::path::{Path, PathBuf};
@@ -335,4 +336,117 @@ fn the_rehearsal_refuses_an_unknown_option_before_any_work() {
         r.stderr
     );
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+#[test]
+fn the_flame_graph_refuses_an_unknown_option_before_any_work() {
+    // runs: scripts/flamegraph.sh
+    let r = run(Command::new(repo().join("scripts/flamegraph.sh")).arg("--svg"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains(
+            "unknown option --svg; usage: scripts/flamegraph.sh [-o OUT.svg] [-- YARDSTICK-ARGS...]"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+/// Whether perf can sample here (scripts/test.sh installs it); outside CI
+/// a test without it is skipped.
+fn perf_samples() -> bool {
+    // runs: perf
+    let ok = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-N",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "perf must sample in CI (scripts/test.sh installs linux-perf)"
+        );
+        eprintln!("skipped: perf is not installed or may not sample here");
+    }
+    ok
+}
+
+#[test]
+fn a_flame_graph_shows_the_hot_loop_down_to_its_inlined_frames() {
+    if !perf_samples() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("fg.svg");
+    let out = dir.path().join("r.json");
+    let profile = |args: &[&str]| {
+        // runs: scripts/flamegraph.sh
+        run(Command::new(repo().join("scripts/flamegraph.sh"))
+            .env("FLAMEGRAPH_BIN", env!("CARGO_BIN_EXE_yardstick"))
+            .arg("-o")
+            .arg(&svg)
+            .arg("--")
+            .args(args))
+    };
+    let r = profile(&[
+        "run",
+        "--db",
+        "null://",
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=1000",
+        "-p",
+        "operationcount=5000000",
+        "--threads",
+        "1",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.starts_with("<?xml") && drawn.contains("<svg"));
+    // the key batch's draw is a function of its own; the operation's next
+    // key is inlined into the worker's loop, and shows as its own frame
+    for frame in ["KeysAhead::refill", "Stream::next_run_op"] {
+        assert!(drawn.contains(frame), "no {frame} in the flame graph");
+    }
+    let folded = std::fs::read_to_string(dir.path().join("fg.folded")).unwrap();
+    assert!(folded
+        .lines()
+        .any(|l| l.contains("execute::steps::{{closure}};") && l.contains("KeysAhead::refill")));
+    assert!(
+        r.stdout.contains("self (on top of the stack):"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.ends_with("%  yardstick_core::workload::ahead::KeysAhead::refill")),
+        "{}",
+        r.stdout
+    );
+    assert!(out.exists(), "the profiled run wrote its result");
+    // a run yardstick refuses stops the script with yardstick's own error
+    let r = profile(&["run", "--db", "null://", "-P", "no-such-workload"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no-such-workload"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the profiled run failed (its error is above)"),
+        "{}",
+        r.stderr
+    );
 }
