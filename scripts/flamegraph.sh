@@ -43,11 +43,19 @@ args=("$@")
 hz=${FLAMEGRAPH_HZ:-999}
 case $hz in '' | *[!0-9]*) die "FLAMEGRAPH_HZ=$hz is not a whole number of samples a second; try 999" ;; esac
 [ -n "$svg" ] || svg=results/flamegraph-$(date +%Y%m%d-%H%M%S).svg
-mkdir -p "$(dirname "$svg")"
 folded=${svg%.svg}.folded
 
 # perf resolves inlined frames with addr2line
 need perf addr2line python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# asked before any build, so that a host where perf may not sample is
+# named as such, not mistaken for a failed run
+if ! perf record -q -N -e cpu-clock -o "$work/probe.data" -- true >"$work/probe.log" 2>&1; then
+    paranoid=unknown
+    [ -r /proc/sys/kernel/perf_event_paranoid ] && read -r paranoid </proc/sys/kernel/perf_event_paranoid
+    die "perf cannot sample on this host (kernel.perf_event_paranoid is $paranoid); run as root, or allow it: sysctl kernel.perf_event_paranoid=1"
+fi
 tools=${SELFBENCH_TOOLS:-/var/tmp/yardstick-selfbench}
 if [ ! -x "$tools/bin/inferno-flamegraph" ]; then
     say "building inferno 0.12.8 with cargo install (once, into $tools)"
@@ -61,8 +69,7 @@ if [ -z "$bin" ]; then
 fi
 [ -x "$bin" ] || die "FLAMEGRAPH_BIN=$bin is not an executable; build yardstick or unset it"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+mkdir -p "$(dirname "$svg")"
 say "profiling: $bin ${args[*]}"
 # -N: no copy of the (large) binary into ~/.debug per run. perf exits with
 # the run's status, so a refused argument stops here with yardstick's error.

@@ -450,3 +450,36 @@ fn a_flame_graph_shows_the_hot_loop_down_to_its_inlined_frames() {
         r.stderr
     );
 }
+
+#[test]
+fn a_host_where_perf_may_not_sample_is_named_before_any_build() {
+    // a perf that refuses, as one does under kernel.perf_event_paranoid 3
+    let dir = tempfile::tempdir().unwrap();
+    let perf = dir.path().join("perf");
+    std::fs::write(
+        &perf,
+        "#!/bin/sh\necho 'Error: Access to performance monitoring is limited.' >&2\nexit 255\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&perf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // runs: scripts/flamegraph.sh
+    let r = run(Command::new(repo().join("scripts/flamegraph.sh"))
+        .env("PATH", path)
+        .env("SELFBENCH_TOOLS", dir.path().join("tools"))
+        .env("FLAMEGRAPH_BIN", dir.path().join("no-such-binary")));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("perf cannot sample on this host (kernel.perf_event_paranoid is ")
+            && r.stderr.contains("sysctl kernel.perf_event_paranoid=1"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(!dir.path().join("tools").exists(), "nothing was built");
+}
