@@ -149,3 +149,22 @@ fn tls_with_the_test_ca_reads_and_writes_and_an_unknown_issuer_is_refused() {
     .to_string();
     assert!(e.contains("cannot read tls_ca=/nonexistent/ca.pem"), "{e}");
 }
+
+#[test]
+fn a_session_keeps_the_schema_of_its_own_keyspace_only() {
+    if !available() {
+        return;
+    }
+    // two keyspaces on the node: the session knows only its own (with its
+    // replication, for token-aware routing), not the node's others
+    let other = open_fresh(&opts(true)).unwrap();
+    let b = open_fresh(&opts(true)).unwrap();
+    let rt = crate::testing::runtime();
+    let known: Vec<String> = rt.block_on(async {
+        let s = connect(&b.inner, true).await.unwrap();
+        let state = s.get_cluster_state();
+        state.keyspaces_iter().map(|(k, _)| k.to_string()).collect()
+    });
+    assert_eq!(known, std::slice::from_ref(&b.inner.keyspace));
+    assert_ne!(other.inner.keyspace, b.inner.keyspace);
+}
