@@ -324,14 +324,14 @@ fn need_installs_nothing_present_and_refuses_an_undeclared_program() {
     assert_eq!(r.stdout.trim(), "missing");
 }
 
-#[test]
-fn the_rehearsal_refuses_an_unknown_option_before_any_work() {
-    // runs: scripts/fresh-check
-    let r = run(Command::new(repo().join("scripts/fresh-check")).arg("--fast"));
+/// `script` given `option`: one line naming it and the usage, exit 2.
+fn refuses_an_unknown_option(script: &str, option: &str, usage: &str) {
+    // runs: scripts/fresh-check scripts/flamegraph.sh
+    let r = run(Command::new(repo().join(script)).arg(option));
     assert_eq!(r.code, 2);
     assert!(
         r.stderr
-            .contains("unknown option --fast; usage: scripts/fresh-check [--keep] [REV]"),
+            .contains(&format!("unknown option {option}; usage: {usage}")),
         "{}",
         r.stderr
     );
@@ -339,18 +339,21 @@ fn the_rehearsal_refuses_an_unknown_option_before_any_work() {
 }
 
 #[test]
-fn the_flame_graph_refuses_an_unknown_option_before_any_work() {
-    // runs: scripts/flamegraph.sh
-    let r = run(Command::new(repo().join("scripts/flamegraph.sh")).arg("--svg"));
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains(
-            "unknown option --svg; usage: scripts/flamegraph.sh [-o OUT.svg] [-- YARDSTICK-ARGS...]"
-        ),
-        "{}",
-        r.stderr
+fn the_rehearsal_refuses_an_unknown_option_before_any_work() {
+    refuses_an_unknown_option(
+        "scripts/fresh-check",
+        "--fast",
+        "scripts/fresh-check [--keep] [REV]",
     );
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+#[test]
+fn the_flame_graph_refuses_an_unknown_option_before_any_work() {
+    refuses_an_unknown_option(
+        "scripts/flamegraph.sh",
+        "--svg",
+        "scripts/flamegraph.sh [-o OUT.svg] [-- YARDSTICK-ARGS...]",
+    );
 }
 
 /// Whether perf can sample here (scripts/test.sh installs it); outside CI
