@@ -21,6 +21,7 @@ mod record;
 pub mod replay;
 pub(crate) mod sampler;
 pub mod schedule;
+mod slot_waker;
 mod slots;
 pub mod spec;
 mod timerfd;

@@ -18,43 +18,16 @@
 //! woken slot, then the ones that woke again, up to twice the number of
 //! slots or until tokio's cooperative budget is spent, before it returns
 //! to the runtime.
-use futures_util::task::{ArcWake, AtomicWaker};
+use super::slot_waker::Wakers;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
-
-/// Which slots were woken, one bit each; and who polls them.
-struct Ready {
-    bits: Vec<AtomicU64>,
-    parent: AtomicWaker,
-    /// The joiner is polling: a slot woken now is polled in this round, and
-    /// waking the runtime would cost it an empty round.
-    polling: AtomicBool,
-}
-
-struct SlotWaker {
-    ready: Arc<Ready>,
-    index: usize,
-}
-
-impl ArcWake for SlotWaker {
-    fn wake_by_ref(this: &Arc<Self>) {
-        let (word, bit) = (this.index / 64, this.index % 64);
-        this.ready.bits[word].fetch_or(1 << bit, Ordering::SeqCst);
-        if !this.ready.polling.load(Ordering::SeqCst) {
-            this.ready.parent.wake();
-        }
-    }
-}
+use std::task::{Context, Poll};
 
 /// The slots' futures, run to completion; their outputs in slot order.
 pub(crate) struct Slots<F: Future> {
     futures: Vec<Option<Pin<Box<F>>>>,
     outputs: Vec<Option<F::Output>>,
-    wakers: Vec<Waker>,
-    ready: Arc<Ready>,
+    wakers: Wakers,
     running: usize,
 }
 
@@ -62,30 +35,10 @@ impl<F: Future> Slots<F> {
     pub(crate) fn new(futures: impl IntoIterator<Item = F>) -> Self {
         let futures: Vec<_> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
         let n = futures.len();
-        let ready = Arc::new(Ready {
-            // every slot starts woken
-            bits: (0..n.div_ceil(64))
-                .map(|w| {
-                    let left = n - w * 64;
-                    AtomicU64::new(if left >= 64 { !0 } else { (1 << left) - 1 })
-                })
-                .collect(),
-            parent: AtomicWaker::new(),
-            polling: AtomicBool::new(false),
-        });
-        let wakers = (0..n)
-            .map(|index| {
-                futures_util::task::waker(Arc::new(SlotWaker {
-                    ready: ready.clone(),
-                    index,
-                }))
-            })
-            .collect();
         Slots {
             outputs: (0..n).map(|_| None).collect(),
             futures,
-            wakers,
-            ready,
+            wakers: Wakers::new(n),
             running: n,
         }
     }
@@ -99,13 +52,13 @@ impl<F: Future> Future for Slots<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.ready.parent.register(cx.waker());
-        this.ready.polling.store(true, Ordering::SeqCst);
+        let words = this.wakers.words();
+        let polling = this.wakers.polling(cx.waker());
         let mut budget = 2 * this.futures.len();
         'round: while this.running > 0 {
             let mut polled_any = false;
-            for w in 0..this.ready.bits.len() {
-                let mut bits = this.ready.bits[w].swap(0, Ordering::SeqCst);
+            for w in 0..words {
+                let mut bits = polling.take(w);
                 // slots of this word that woke themselves while polled
                 let mut yielded = 0u64;
                 while bits != 0 {
@@ -115,7 +68,8 @@ impl<F: Future> Future for Slots<F> {
                     let Some(f) = this.futures[i].as_mut() else {
                         continue;
                     };
-                    let mut slot_cx = Context::from_waker(&this.wakers[i]);
+                    let waker = polling.waker(i);
+                    let mut slot_cx = Context::from_waker(&waker);
                     if let Poll::Ready(out) = f.as_mut().poll(&mut slot_cx) {
                         this.futures[i] = None;
                         this.outputs[i] = Some(out);
@@ -126,8 +80,8 @@ impl<F: Future> Future for Slots<F> {
                     // next, in this pass, while their replies are in cache;
                     // a slot that woke itself (a yield) waits for the next
                     // round, after the others
-                    if this.ready.bits[w].load(Ordering::Relaxed) != 0 {
-                        let woke = this.ready.bits[w].swap(0, Ordering::SeqCst);
+                    if polling.woken(w) {
+                        let woke = polling.take(w);
                         yielded |= woke & (1 << (i % 64));
                         bits |= woke & !yielded;
                     }
@@ -136,31 +90,21 @@ impl<F: Future> Future for Slots<F> {
                     // Pending until the runtime has had its turn
                     if budget == 0 || !tokio::task::coop::has_budget_remaining() {
                         // the rest of this word waits for the next round
-                        if bits | yielded != 0 {
-                            this.ready.bits[w].fetch_or(bits | yielded, Ordering::SeqCst);
-                        }
+                        polling.put_back(w, bits | yielded);
                         break 'round;
                     }
                 }
-                if yielded != 0 {
-                    this.ready.bits[w].fetch_or(yielded, Ordering::SeqCst);
-                }
+                polling.put_back(w, yielded);
             }
             if !polled_any {
                 break;
             }
         }
-        // a wake after this store wakes the runtime; one before it set a bit
-        this.ready.polling.store(false, Ordering::SeqCst);
+        drop(polling);
         if this.running == 0 {
             return Poll::Ready(this.outputs.iter_mut().filter_map(Option::take).collect());
         }
-        if this
-            .ready
-            .bits
-            .iter()
-            .any(|b| b.load(Ordering::SeqCst) != 0)
-        {
+        if this.wakers.any_woken() {
             // slots still woken: another round, after the runtime's
             cx.waker().wake_by_ref();
         }
@@ -173,6 +117,7 @@ mod tests {
     use super::*;
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
+    use std::task::Waker;
 
     /// Yields `n` times (waking itself), logging each poll.
     async fn yielder(id: usize, n: usize, log: Rc<RefCell<Vec<usize>>>) -> usize {
@@ -305,6 +250,20 @@ mod tests {
         let out = runtime().block_on(Slots::new([waiting]));
         sender.join().unwrap();
         assert_eq!(out, vec![7]);
+    }
+
+    #[test]
+    fn a_slot_woken_by_the_runtime_between_rounds_is_polled() {
+        // tokio's timer wakes the slots from this thread, outside the
+        // joiner's poll: the joiner must be woken, or this never ends
+        let sleepers = Slots::new((0..3u64).map(|i| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(5 * i)).await;
+            i
+        }));
+        let out = runtime().block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(10), sleepers).await
+        });
+        assert_eq!(out, Ok(vec![0, 1, 2]));
     }
 
     #[test]
