@@ -98,6 +98,40 @@ fn recording(c: &mut Criterion) {
     c.bench_function("clock_read_stamp", |b| b.iter(|| black_box(clock.raw())));
 }
 
+/// The floor of one workload C operation as the performance issue defines
+/// it: two time stamps, one key draw (the operation's plan and its key's
+/// bytes, Zipfian over a million records) and one histogram record (the
+/// single write of an operation whose response time is its service time,
+/// as a closed loop's is), with nothing between the stamps. Beside `worker_loop/workloadc` in one run,
+/// the difference is the harness's own machinery (the slot's future, the
+/// binding's call, the interval and stop checks).
+fn floor(c: &mut Criterion) {
+    let s = shared(&[
+        "recordcount=1000000",
+        "readproportion=1",
+        "updateproportion=0",
+        "requestdistribution=zipfian",
+    ]);
+    let mut st = Stream::new(&s, 1);
+    let mut key = yardstick_core::workload::keys::KeyBuf::default();
+    let mut r = Recorder::new();
+    let clock = quanta::Clock::new();
+    let mut g = c.benchmark_group("floor");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("stamps_key_record", |b| {
+        b.iter(|| {
+            let op = st.next_run_op(&s);
+            st.key_to(&s, op.keynum, &mut key);
+            let start = clock.raw();
+            black_box(key.as_bytes());
+            let end = clock.raw();
+            let ns = clock.delta_as_nanos(start, end);
+            r.record_same(OpKind::Read, Status::Ok, ns, 1, 0);
+        })
+    });
+    g.finish();
+}
+
 /// A binding whose every call succeeds at once: `null://` without options.
 struct Nothing;
 struct NothingSession;
@@ -219,5 +253,12 @@ fn worker_loop(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, key_choice, key_and_values, recording, worker_loop);
+criterion_group!(
+    benches,
+    key_choice,
+    key_and_values,
+    recording,
+    floor,
+    worker_loop
+);
 criterion_main!(benches);

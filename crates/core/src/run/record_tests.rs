@@ -53,14 +53,14 @@ fn a_traced_operation_carries_its_response_time_from_the_first_attempt() {
         &ok,
         Origin::Stamp(first),
         (first, end),
-        traced(first),
+        || traced(first),
     );
     ws.record_traced(
         OpKind::Read,
         &ok,
         Origin::Stamp(first),
         (retry, end),
-        traced(first),
+        || traced(first),
     );
     drop(ws);
     sink.finish();

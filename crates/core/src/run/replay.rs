@@ -106,7 +106,7 @@ impl<B: Binding> Work for Replay<B> {
             // refused when the trace is read: nothing to replay them as
             _ => (Outcome::ok(0, 0), first, first),
         };
-        let traced = Traced {
+        let traced = || Traced {
             key,
             keynum: None,
             first,

@@ -199,10 +199,11 @@ impl Recorder {
     }
 
     /// Records one finished operation whose response time is its service
-    /// time, `latency_ns`: one histogram write instead of two. The
-    /// histograms are complete once [`Self::fold`] has run.
+    /// time, `latency_ns`: one histogram write instead of two. The response
+    /// and service histograms are complete once folded, which a run does
+    /// before every hand-over to its sampler.
     #[inline(always)]
-    pub(crate) fn record_same(
+    pub fn record_same(
         &mut self,
         kind: OpKind,
         status: Status,

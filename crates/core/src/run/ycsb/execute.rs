@@ -51,7 +51,7 @@ async fn execute_batch<S: Session>(
         tokio::time::sleep(c.insertion_retry_interval.mul_f64(jitter)).await;
     }
     pending.settle(out.status());
-    let traced = Traced {
+    let traced = || Traced {
         key: b.batch.rows().next().map_or(&[][..], |(k, _)| k),
         keynum: b.batch_keynums.first().copied(),
         first,
@@ -215,7 +215,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                         let mut out;
                         let (first, start, end) =
                             verified_read!(rec, c, salt, s, b, stream, shared, op.fields, out);
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
@@ -239,7 +239,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                                 s.scan(&b.key, op.scan_length, op.fields, &mut b.scan)
                             }
                         );
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
@@ -251,7 +251,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                         let mut out;
                         let (first, start, end) =
                             update_with_values!(rec, c, salt, s, b, stream, shared, op.fields, out);
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
@@ -263,7 +263,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                         let mut out;
                         let (first, start, end) =
                             with_retries!(rec, s, OpKind::Delete, c, salt, out = s.delete(&b.key));
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
@@ -286,7 +286,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                             |st| pending.attempt(st)
                         );
                         pending.settle(out.status());
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
@@ -337,7 +337,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                         }
                         pending.settle(out.status());
                         // Response time covers every attempt; service time the last one.
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
@@ -357,7 +357,7 @@ pub(super) fn steps<'s, 'l, 'r, 'rr, B: Binding, G: FnMut(&Stepped) -> bool>(
                         rec.record(OpKind::Update, &u, Origin::Stamp(ufirst), ustart, end);
                         let overall = if !r.status().is_ok() { &r } else { &u };
                         let whole = Outcome::new(overall.status(), r.rows(), r.bytes() + u.bytes());
-                        let traced = Traced {
+                        let traced = || Traced {
                             key: &b.key,
                             keynum: num,
                             first,
