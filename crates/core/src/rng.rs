@@ -134,26 +134,37 @@ impl Filler {
         }
     }
 
-    #[cfg(target_arch = "x86_64")]
+    /// Fills `buf`.
     #[inline]
     pub(crate) fn fill(&mut self, buf: &mut [u8]) {
-        // the CPU's answers are cached: a load and a test or two per fill
+        self.fill_all(std::iter::once(buf));
+    }
+
+    /// Fills every buffer of `bufs` in turn, as that many [`Self::fill`]s
+    /// do (the same bytes), in one call: the lanes are loaded and stored
+    /// once and the CPU's answers asked once for a record's fields, where a
+    /// call per field paid all of it per field (ten 100-byte fields:
+    /// ~17 ns a field over one 1,000-byte value on a Zen 1 core).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    pub(crate) fn fill_all<'b>(&mut self, bufs: impl Iterator<Item = &'b mut [u8]>) {
+        // the CPU's answers are cached: a load and a test or two per call
         if wide_vectors() {
             // SAFETY: the CPU has AVX-512F and BW (checked above).
-            unsafe { fill_avx512(&mut self.lanes, buf) }
+            unsafe { fill_avx512(&mut self.lanes, bufs) }
         } else if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked above).
-            unsafe { fill_avx2(&mut self.lanes, buf) }
+            unsafe { fill_avx2(&mut self.lanes, bufs) }
         } else {
             // SAFETY: SSE2 is part of x86_64's baseline: every x86_64 CPU has it.
-            unsafe { fill_sse2(&mut self.lanes, buf) }
+            unsafe { fill_sse2(&mut self.lanes, bufs) }
         }
     }
 
     #[cfg(not(target_arch = "x86_64"))]
     #[inline]
-    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
-        fill_scalar(&mut self.lanes, buf);
+    pub(crate) fn fill_all<'b>(&mut self, bufs: impl Iterator<Item = &'b mut [u8]>) {
+        fill_scalar(&mut self.lanes, bufs);
     }
 }
 
@@ -192,21 +203,21 @@ fn lanes_of(s: [u64; LANES]) -> Lanes {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-fn fill_sse2(lanes: &mut Lanes, buf: &mut [u8]) {
+fn fill_sse2<'b>(lanes: &mut Lanes, bufs: impl Iterator<Item = &'b mut [u8]>) {
     use std::arch::x86_64::*;
     let symbols = _mm_set1_epi64x(SYMBOLS as i64);
     let first = _mm_set1_epi64x(FIRST as i64);
     let mut held = *lanes;
-    by_rounds(buf, |out| {
-        for (i, l) in held.iter_mut().enumerate() {
-            let x = _mm_xor_si128(*l, _mm_slli_epi64::<13>(*l));
-            let x = _mm_xor_si128(x, _mm_srli_epi64::<7>(x));
-            *l = _mm_xor_si128(x, _mm_slli_epi64::<17>(x));
-            let v = _mm_add_epi8(_mm_and_si128(*l, symbols), first);
-            // SAFETY: `out` has ROUND bytes, so bytes 16i..16i+16 (i <
-            // LANES / 2) are in it; the store is unaligned.
-            unsafe { _mm_storeu_si128(out.as_mut_ptr().add(16 * i).cast(), v) };
-        }
+    let step = |l: &mut __m128i| {
+        let x = _mm_xor_si128(*l, _mm_slli_epi64::<13>(*l));
+        let x = _mm_xor_si128(x, _mm_srli_epi64::<7>(x));
+        *l = _mm_xor_si128(x, _mm_slli_epi64::<17>(x));
+        _mm_add_epi8(_mm_and_si128(*l, symbols), first)
+    };
+    // SAFETY: `by_vectors` gives a pointer with 16 bytes to write; the
+    // store is unaligned.
+    by_vectors::<_, 16, { LANES / 2 }>(bufs, &mut held, step, |at, v| unsafe {
+        _mm_storeu_si128(at.cast(), v)
     });
     *lanes = held;
 }
@@ -217,7 +228,7 @@ fn fill_sse2(lanes: &mut Lanes, buf: &mut [u8]) {
 /// order, as the SSE2 pairs do.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn fill_avx2(lanes: &mut Lanes, buf: &mut [u8]) {
+fn fill_avx2<'b>(lanes: &mut Lanes, bufs: impl Iterator<Item = &'b mut [u8]>) {
     use std::arch::x86_64::*;
     let symbols = _mm256_set1_epi64x(SYMBOLS as i64);
     let first = _mm256_set1_epi64x(FIRST as i64);
@@ -225,16 +236,16 @@ fn fill_avx2(lanes: &mut Lanes, buf: &mut [u8]) {
     // SAFETY: `lanes` is 8 * LANES bytes: LANES / 4 unaligned 32-byte loads.
     let mut held: [__m256i; LANES / 4] =
         std::array::from_fn(|i| unsafe { _mm256_loadu_si256(at.add(i)) });
-    by_rounds(buf, |out| {
-        for (i, l) in held.iter_mut().enumerate() {
-            let x = _mm256_xor_si256(*l, _mm256_slli_epi64::<13>(*l));
-            let x = _mm256_xor_si256(x, _mm256_srli_epi64::<7>(x));
-            *l = _mm256_xor_si256(x, _mm256_slli_epi64::<17>(x));
-            let v = _mm256_add_epi8(_mm256_and_si256(*l, symbols), first);
-            // SAFETY: `out` has ROUND bytes, so bytes 32i..32i+32 (i <
-            // LANES / 4) are in it; the store is unaligned.
-            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * i).cast(), v) };
-        }
+    let step = |l: &mut __m256i| {
+        let x = _mm256_xor_si256(*l, _mm256_slli_epi64::<13>(*l));
+        let x = _mm256_xor_si256(x, _mm256_srli_epi64::<7>(x));
+        *l = _mm256_xor_si256(x, _mm256_slli_epi64::<17>(x));
+        _mm256_add_epi8(_mm256_and_si256(*l, symbols), first)
+    };
+    // SAFETY: `by_vectors` gives a pointer with 32 bytes to write; the
+    // store is unaligned.
+    by_vectors::<_, 32, { LANES / 4 }>(bufs, &mut held, step, |at, v| unsafe {
+        _mm256_storeu_si256(at.cast(), v)
     });
     for (i, l) in held.iter().enumerate() {
         // SAFETY: as the loads.
@@ -250,7 +261,7 @@ fn fill_avx2(lanes: &mut Lanes, buf: &mut [u8]) {
 /// so its store writes the scalar lanes' bytes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn fill_avx512(lanes: &mut Lanes, buf: &mut [u8]) {
+fn fill_avx512<'b>(lanes: &mut Lanes, bufs: impl Iterator<Item = &'b mut [u8]>) {
     use std::arch::x86_64::*;
     let symbols = _mm512_set1_epi64(SYMBOLS as i64);
     let first = _mm512_set1_epi64(FIRST as i64);
@@ -264,27 +275,31 @@ fn fill_avx512(lanes: &mut Lanes, buf: &mut [u8]) {
         *l = _mm512_xor_si512(x, _mm512_slli_epi64::<17>(x));
         _mm512_add_epi8(_mm512_and_si512(*l, symbols), first)
     };
-    let mut chunks = buf.chunks_exact_mut(ROUND);
-    for chunk in &mut chunks {
-        for (i, l) in held.iter_mut().enumerate() {
-            let v = step(l);
-            // SAFETY: `chunk` has ROUND bytes, so bytes 64i..64i+64 (i <
-            // LANES / 8) are in it; the store is unaligned.
-            unsafe { _mm512_storeu_si512(chunk.as_mut_ptr().add(64 * i).cast(), v) };
+    for buf in bufs {
+        let mut chunks = buf.chunks_exact_mut(ROUND);
+        for chunk in &mut chunks {
+            for (i, l) in held.iter_mut().enumerate() {
+                let v = step(l);
+                // SAFETY: `chunk` has ROUND bytes, so bytes 64i..64i+64 (i <
+                // LANES / 8) are in it; the store is unaligned.
+                unsafe { _mm512_storeu_si512(chunk.as_mut_ptr().add(64 * i).cast(), v) };
+            }
         }
-    }
-    let rest = chunks.into_remainder();
-    if !rest.is_empty() {
-        for (i, l) in held.iter_mut().enumerate() {
-            let v = step(l);
-            // register i's share of the rest: its bytes, at most 64
-            let n = rest.len().saturating_sub(64 * i).min(64);
-            if n > 0 {
-                // bytes past the n-th are masked off: neither written nor read
-                let mask: __mmask64 = u64::MAX >> (64 - n);
-                // SAFETY: byte 64i is in `rest` (n > 0) and the mask keeps
-                // the store inside it.
-                unsafe { _mm512_mask_storeu_epi8(rest.as_mut_ptr().add(64 * i).cast(), mask, v) };
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            for (i, l) in held.iter_mut().enumerate() {
+                let v = step(l);
+                // register i's share of the rest: its bytes, at most 64
+                let n = rest.len().saturating_sub(64 * i).min(64);
+                if n > 0 {
+                    // bytes past the n-th are masked off: neither written nor read
+                    let mask: __mmask64 = u64::MAX >> (64 - n);
+                    // SAFETY: byte 64i is in `rest` (n > 0) and the mask keeps
+                    // the store inside it.
+                    unsafe {
+                        _mm512_mask_storeu_epi8(rest.as_mut_ptr().add(64 * i).cast(), mask, v)
+                    };
+                }
             }
         }
     }
@@ -294,19 +309,95 @@ fn fill_avx512(lanes: &mut Lanes, buf: &mut [u8]) {
     }
 }
 
-/// Runs `round` over `buf` ROUND bytes (one step of every lane) at a time;
-/// a partial last round fills a scratch block whose head is copied.
+/// Runs `round` over each buffer of `bufs` ROUND bytes (one step of every
+/// lane) at a time; a partial last round fills a scratch block whose head
+/// is copied (the scalar lanes' way, which the vector fillers match).
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
-fn by_rounds(buf: &mut [u8], mut round: impl FnMut(&mut [u8; ROUND])) {
-    let mut chunks = buf.chunks_exact_mut(ROUND);
-    for chunk in &mut chunks {
-        round(chunk.try_into().expect("a whole round's chunk"));
+fn by_rounds<'b>(
+    bufs: impl Iterator<Item = &'b mut [u8]>,
+    mut round: impl FnMut(&mut [u8; ROUND]),
+) {
+    for buf in bufs {
+        let mut chunks = buf.chunks_exact_mut(ROUND);
+        for chunk in &mut chunks {
+            round(chunk.try_into().expect("a whole round's chunk"));
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; ROUND];
+            round(&mut last);
+            rest.copy_from_slice(&last[..rest.len()]);
+        }
     }
-    let rest = chunks.into_remainder();
-    if !rest.is_empty() {
-        let mut last = [0u8; ROUND];
-        round(&mut last);
-        rest.copy_from_slice(&last[..rest.len()]);
+}
+
+/// Fills each buffer of `bufs` with the vectors `step` makes of the `N`
+/// registers in `held` (`W` bytes each, a round all `N`), as [`by_rounds`]
+/// does: a partial last round steps every register, and its bytes go
+/// straight into the buffer where a whole vector fits; only the last
+/// partial vector goes through a `W`-byte scratch, copied in at most two
+/// fixed-size moves. Through a whole scratch round, a 100-byte field was a
+/// round stored twice and a call to memcpy.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn by_vectors<'b, V, const W: usize, const N: usize>(
+    bufs: impl Iterator<Item = &'b mut [u8]>,
+    held: &mut [V; N],
+    step: impl Fn(&mut V) -> V,
+    store: impl Fn(*mut u8, V),
+) {
+    const { assert!(W * N == ROUND && W.is_power_of_two() && W >= 16) };
+    for buf in bufs {
+        let mut chunks = buf.chunks_exact_mut(ROUND);
+        for chunk in &mut chunks {
+            for (i, l) in held.iter_mut().enumerate() {
+                // bytes W*i.. W*i + W of a whole round's chunk
+                store(chunk[W * i..W * i + W].as_mut_ptr(), step(l));
+            }
+        }
+        let rest = chunks.into_remainder();
+        if rest.is_empty() {
+            continue;
+        }
+        for (i, l) in held.iter_mut().enumerate() {
+            let v = step(l);
+            let Some(tail) = rest.get_mut(W * i..) else {
+                continue;
+            };
+            if tail.len() >= W {
+                store(tail[..W].as_mut_ptr(), v);
+            } else if !tail.is_empty() {
+                let mut t = [0u8; W];
+                store(t.as_mut_ptr(), v);
+                copy_head(tail, &t);
+            }
+        }
+    }
+}
+
+/// `dst` (shorter than `src`, which is 16 bytes or more) gets the head of
+/// `src`: two moves of one power-of-two width that overlap in the middle,
+/// or a byte at a time below four bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn copy_head<const W: usize>(dst: &mut [u8], src: &[u8; W]) {
+    let n = dst.len();
+    debug_assert!(n < W);
+    macro_rules! two {
+        ($w:expr) => {{
+            dst[..$w].copy_from_slice(&src[..$w]);
+            dst[n - $w..].copy_from_slice(&src[n - $w..n]);
+        }};
+    }
+    if n >= 16 {
+        two!(16)
+    } else if n >= 8 {
+        two!(8)
+    } else if n >= 4 {
+        two!(4)
+    } else {
+        dst.copy_from_slice(&src[..n]);
     }
 }
 
@@ -318,8 +409,8 @@ fn lanes_of(s: [u64; LANES]) -> Lanes {
 /// The lanes one `u64` at a time (the filler where there is no SSE2,
 /// and the reference the SSE2 filler is tested against).
 #[cfg(any(test, not(target_arch = "x86_64")))]
-fn fill_scalar(lanes: &mut [u64; LANES], buf: &mut [u8]) {
-    by_rounds(buf, |out| {
+fn fill_scalar<'b>(lanes: &mut [u64; LANES], bufs: impl Iterator<Item = &'b mut [u8]>) {
+    by_rounds(bufs, |out| {
         for (l, out) in lanes.iter_mut().zip(out.chunks_exact_mut(8)) {
             *l ^= *l << 13;
             *l ^= *l >> 7;
@@ -409,15 +500,16 @@ mod tests {
         let avx2 = std::is_x86_feature_detected!("avx2");
         let avx512 =
             std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw");
-        for len in [100, 1000, 64, 1, 0, 127, 128, 129, 3000, 33, 63, 65, 200] {
+        // every tail of a partial round and of its last vector
+        for len in (0..=300).chain([1000, 3000]) {
             let (mut a, mut b, mut c) = (vec![0u8; len], vec![0u8; len], vec![0u8; len]);
             // SAFETY: SSE2 is x86_64's baseline.
-            unsafe { fill_sse2(&mut sse, &mut a) };
-            fill_scalar(&mut scalar, &mut c);
+            unsafe { fill_sse2(&mut sse, std::iter::once(&mut a[..])) };
+            fill_scalar(&mut scalar, std::iter::once(&mut c[..]));
             assert_eq!(a, c, "sse2, {len}");
             if avx2 {
                 // SAFETY: the CPU has AVX2 (checked above).
-                unsafe { fill_avx2(&mut avx, &mut b) };
+                unsafe { fill_avx2(&mut avx, std::iter::once(&mut b[..])) };
                 assert_eq!(b, c, "avx2, {len}");
             }
             if avx512 {
@@ -425,7 +517,7 @@ mod tests {
                 // touch it
                 let mut d = vec![0u8; len + 1];
                 // SAFETY: the CPU has AVX-512F and BW (checked above).
-                unsafe { fill_avx512(&mut wide, &mut d[..len]) };
+                unsafe { fill_avx512(&mut wide, std::iter::once(&mut d[..len])) };
                 assert_eq!(d[..len], c[..], "avx-512, {len}");
                 assert_eq!(d[len], 0, "avx-512 wrote past {len}");
             }
@@ -441,8 +533,26 @@ mod tests {
         for len in [100, 1000, 64, 1, 0, 127, 3000] {
             let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
             f.fill(&mut a);
-            fill_scalar(&mut lanes, &mut b);
+            fill_scalar(&mut lanes, std::iter::once(&mut b[..]));
             assert_eq!(a, b, "{len}");
         }
+    }
+
+    #[test]
+    fn many_buffers_in_one_call_get_the_bytes_of_a_call_each() {
+        let (mut one, mut each) = (Filler::new(&mut Rng::new(9)), Filler::new(&mut Rng::new(9)));
+        let lens = [100, 100, 1, 0, 127, 128, 129, 1000, 64, 33];
+        let mut a: Vec<Vec<u8>> = lens.iter().map(|&n| vec![0u8; n]).collect();
+        let mut b = a.clone();
+        one.fill_all(a.iter_mut().map(|v| v.as_mut_slice()));
+        for v in &mut b {
+            each.fill(v);
+        }
+        assert_eq!(a, b);
+        // and the lanes go on alike
+        let (mut x, mut y) = ([0u8; 300], [0u8; 300]);
+        one.fill(&mut x);
+        each.fill(&mut y);
+        assert_eq!(x, y);
     }
 }

@@ -185,6 +185,14 @@ impl WriteSet {
         &mut e.1
     }
 
+    /// The values' buffers, to fill in place.
+    #[inline]
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut [u8]> {
+        self.entries[..self.len]
+            .iter_mut()
+            .map(|(_, v)| v.as_mut_slice())
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (usize, &[u8])> + Clone {
         self.entries[..self.len]
             .iter()

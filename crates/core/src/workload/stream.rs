@@ -355,6 +355,16 @@ impl Stream {
             }
         };
         match fields {
+            // random bytes for every field: the lengths first (drawn in the
+            // same order), then one fill of every buffer, the same bytes
+            // as a fill per field
+            Fields::All if !c.data_integrity && self.text.is_none() => {
+                for i in 0..c.field_count {
+                    let len = self.field_length.next(&mut self.rng) as usize;
+                    out.push_reuse(i).resize(len, 0); // a no-op when the length is unchanged
+                }
+                self.filler.fill_all(out.values_mut());
+            }
             Fields::All => {
                 for i in 0..c.field_count {
                     one(self, i, out);
