@@ -43,7 +43,7 @@ impl Rng {
         Rng { s }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
@@ -58,13 +58,13 @@ impl Rng {
     }
 
     /// Uniform in [0, 1) with 53 bits of precision.
-    #[inline]
+    #[inline(always)]
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// Uniform in [0, n) without modulo bias (Lemire's multiply-and-reject).
-    #[inline]
+    #[inline(always)]
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0);
         let mut m = (self.next_u64() as u128) * (n as u128);

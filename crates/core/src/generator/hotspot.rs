@@ -27,7 +27,7 @@ impl Hotspot {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&self, rng: &mut Rng) -> u64 {
         let hot_draw = rng.next_f64() < self.hot_opn_fraction;
         if (hot_draw && self.hot > 0) || self.cold == 0 {

@@ -110,7 +110,7 @@ impl FastMod {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn of(&self, a: u64) -> u64 {
         // d = 1 needs no case of its own: m wraps to 0, and so does the result
         let low = self.m.wrapping_mul(a as u128);

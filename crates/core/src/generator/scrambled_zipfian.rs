@@ -48,7 +48,7 @@ impl ScrambledZipfian {
     }
 
     /// `N` values, as that many `next` calls draw them, in stages.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fill<const N: usize>(&mut self, rng: &mut Rng, out: &mut [u64; N]) {
         self.gen.fill(rng, out);
         fnvhash64_all(out);

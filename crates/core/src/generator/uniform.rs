@@ -18,7 +18,7 @@ impl Uniform {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&self, rng: &mut Rng) -> u64 {
         self.lower + rng.below(self.span)
     }

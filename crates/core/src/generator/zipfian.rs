@@ -110,7 +110,7 @@ impl Power {
     /// [`Self::of`] of every value in place, bit by bit of the exponent
     /// across all values (independent chains, run side by side); the same
     /// multiplications in the same order per value, so the same results.
-    #[inline]
+    #[inline(always)]
     fn of_all<const N: usize>(self, xs: &mut [f64; N]) {
         match self {
             Power::Whole(mut n) => {
@@ -214,7 +214,7 @@ impl Zipfian {
     /// `N` values over the configured item count, as that many `next` calls
     /// draw them, in stages (every uniform draw, every power, then every
     /// value) so that the values' chains of multiplications overlap.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fill<const N: usize>(&mut self, rng: &mut Rng, out: &mut [u64; N]) {
         if self.items != self.count_for_zeta {
             self.resize(self.items);
@@ -245,7 +245,7 @@ impl Zipfian {
 
     /// The value for the uniform draw `u` whose power `(eta u - eta + 1)^alpha`
     /// is `pow` (used past the first two items only).
-    #[inline]
+    #[inline(always)]
     fn rank_with(&self, u: f64, pow: f64, itemcount: u64) -> u64 {
         let uz = u * self.zetan;
         let rank = scaled(itemcount, pow).min(itemcount - 1);

@@ -88,10 +88,34 @@ impl KeysAhead {
         (k.num == keynum).then_some(&k.digits)
     }
 
-    /// Draws the next batch: the draws first (the generator's state is one
-    /// short chain), then the digits, whose sixteen chains are independent.
+    /// Draws the next batch, compiled for AVX2 and BMI2 where the CPU has
+    /// them: the batch's sixteen-wide loops take 256-bit registers, and the
+    /// digits' divisions by constants `mulx` (null:// workload C: 554 ->
+    /// 519 instructions an operation, client CPU -4% paired on a Zen 1
+    /// core). The same operations on the same values either way, so the
+    /// same keys (no multiplication and addition are fused into one
+    /// rounding). What the batch calls is `#[inline(always)]`: a call out
+    /// of the AVX2 build runs the baseline one.
     #[inline(never)]
     fn refill(&mut self, c: &CoreConfig) {
+        #[cfg(target_arch = "x86_64")]
+        if avx2_bmi2() {
+            // SAFETY: the CPU has AVX2, BMI1, BMI2 and LZCNT (checked above).
+            return unsafe { self.refill_avx2(c) };
+        }
+        self.refill_any(c)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
+    fn refill_avx2(&mut self, c: &CoreConfig) {
+        self.refill_any(c)
+    }
+
+    /// Draws the next batch: the draws first (the generator's state is one
+    /// short chain), then the digits, whose sixteen chains are independent.
+    #[inline(always)]
+    fn refill_any(&mut self, c: &CoreConfig) {
         let rng = &mut self.rng;
         let mut nums = [0u64; AHEAD];
         match &mut self.dist {
@@ -111,6 +135,17 @@ impl KeysAhead {
         self.next = 0;
         self.last = 0;
     }
+}
+
+/// Whether the CPU has what [`KeysAhead::refill_avx2`] is compiled for;
+/// std caches the answers (a load and a test each per batch of keys).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn avx2_bmi2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("lzcnt")
 }
 
 #[cfg(test)]
@@ -147,6 +182,38 @@ mod tests {
         let mut a = KeysAhead::new(Fixed::Uniform(Uniform::new(0, 999)), 7, &c);
         for _ in 0..100 {
             assert_eq!(a.next(&c, 999), b.next(&c, 999));
+        }
+    }
+
+    /// The batch compiled for AVX2 and BMI2 draws the keys and digits the
+    /// baseline build does, for each distribution and both insert orders.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_batch_draws_the_baseline_batch() {
+        if !avx2_bmi2() {
+            eprintln!("skipped: this CPU lacks AVX2 or BMI2");
+            return;
+        }
+        for order in ["insertorder=hashed", "insertorder=ordered"] {
+            let c = config(&["recordcount=100000", order]);
+            let dists = [
+                Fixed::Uniform(Uniform::new(0, 99_999)),
+                Fixed::Zipfian(ScrambledZipfian::new(0, 99_999, 0.99)),
+                Fixed::Zipfian(ScrambledZipfian::new(0, 99_999, 0.5)),
+                Fixed::Hotspot(Hotspot::new(0, 99_999, 0.2, 0.8)),
+            ];
+            for dist in dists {
+                let mut fast = KeysAhead::new(dist.clone(), 3, &c);
+                let mut base = KeysAhead::new(dist, 3, &c);
+                for _ in 0..500 {
+                    // SAFETY: the CPU has the features (checked above).
+                    unsafe { fast.refill_avx2(&c) };
+                    base.refill_any(&c);
+                    for (f, b) in fast.keys.iter().zip(&base.keys) {
+                        assert_eq!((f.num, key(&f.digits, 0)), (b.num, key(&b.digits, 0)));
+                    }
+                }
+            }
         }
     }
 

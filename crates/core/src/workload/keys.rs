@@ -40,7 +40,7 @@ fn eight_digits(v: u32) -> u64 {
 /// Where the first digit of 24 digit bytes (their first four zeros) is:
 /// the leading zeros are the low zero bytes (after `^ '0'`) of the first
 /// 8 bytes with a digit in them; 0 keeps its last digit.
-#[inline]
+#[inline(always)]
 fn first_digit(digits: &[u8; 24]) -> u8 {
     let chunks: [u64; 3] = std::array::from_fn(|i| {
         let c = u64::from_le_bytes(digits[8 * i..8 * i + 8].try_into().expect("8 bytes"));
@@ -76,7 +76,7 @@ impl KeyDigits {
     /// -7% client CPU paired). Drawing keys ahead gives numbers eight at a
     /// time.
     #[cfg(target_arch = "x86_64")]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn of_eight(ns: &[u64; 8]) -> [KeyDigits; 8] {
         use std::arch::x86_64::*;
         const E8: u64 = 100_000_000;
@@ -119,12 +119,14 @@ impl KeyDigits {
                 }
             }
         }
-        std::array::from_fn(|k| {
-            let mut digits = [b'0'; 24];
-            digits[4..].copy_from_slice(&text[20 * k..20 * k + 20]);
-            digits[0] = first_digit(&digits);
-            KeyDigits { digits }
-        })
+        // a loop, not `array::from_fn`: that stayed a call where this is
+        // compiled for AVX2 (`KeysAhead::refill`)
+        let mut out = [KeyDigits { digits: [b'0'; 24] }; 8];
+        for (k, d) in out.iter_mut().enumerate() {
+            d.digits[4..].copy_from_slice(&text[20 * k..20 * k + 20]);
+            d.digits[0] = first_digit(&d.digits);
+        }
+        out
     }
 
     /// The digits of eight numbers, one at a time.

@@ -404,7 +404,7 @@ impl Stream {
 /// records a run inserts), instance i of n owns every n-th number, so the
 /// instances of one run insert disjoint keys; reads and updates of new records
 /// reach only the ones this instance inserted and saw acknowledged.
-#[inline]
+#[inline(always)]
 pub fn instance_key(c: &CoreConfig, keynum: u64) -> u64 {
     let (i, n) = c.instance;
     if n > 1 && keynum >= c.record_count {
@@ -426,7 +426,7 @@ pub(super) fn key_number(c: &CoreConfig, keynum: u64) -> u64 {
 
 /// [`key_number`] of every record number in place, in stages (the hashes'
 /// chains of multiplications side by side).
-#[inline]
+#[inline(always)]
 pub(super) fn key_numbers<const N: usize>(c: &CoreConfig, nums: &mut [u64; N]) {
     nums.iter_mut().for_each(|n| *n = instance_key(c, *n));
     if !c.ordered_inserts {
