@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 mod pipe;
+#[macro_use]
 mod pipe_session;
 mod session;
 

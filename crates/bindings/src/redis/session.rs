@@ -5,7 +5,7 @@
 //! scans) are awaited through `Box::pin`: inline, their large futures sized
 //! every pipelined GET and SET's state, which every slot keeps in cache.
 use super::*;
-use super::pipe_session::{deleted, got, stored, Cmd};
+use super::pipe_session::{answered, deleted, got, stored, written, Cmd};
 use yardstick_core::bounded::Bounded;
 use yardstick_core::error::ServerError;
 
@@ -100,7 +100,7 @@ impl RedisSession {
         Outcome::failed(status, error_text(&e))
     }
 
-    fn full_key(&mut self, key: &[u8]) {
+    pub(super) fn full_key(&mut self, key: &[u8]) {
         self.key.clear();
         self.key.extend_from_slice(&self.inner.prefix);
         self.key.extend_from_slice(key);
@@ -237,35 +237,22 @@ impl RedisSession {
     async fn write_string(&mut self, key: &[u8], values: &WriteSet, insert: bool) -> Outcome {
         self.full_key(key);
         let n = self.inner.field_names.len();
-        let upsert = if insert {
-            self.inner.insert_mode == InsertMode::Upsert
-        } else {
-            self.inner.update_mode == UpdateMode::Upsert
-        };
         if insert || kv::is_whole(n, values) {
-            let cond = match (insert, upsert) {
-                (_, true) => None,
-                (true, false) => Some("NX"),
-                (false, false) => Some("XX"),
-            };
+            let cond = self.write_cond(insert);
             // counted while the values are in cache, not after the reply
             let bytes = values.bytes();
             // one field over the pipe: the field is the value, sent as it
             // is (no copy into the session's value first)
-            let written = match kv::as_stored(n, values) {
+            let stored = match kv::as_stored(n, values) {
                 Some(v) if self.resp() => stored(self.resp_call(Cmd::Set(Some(v), cond)).await),
                 _ => {
                     kv::encode(n, values, &mut self.value);
                     self.set(cond).await
                 }
             };
-            return match written {
-                Ok(true) => Outcome::ok(0, bytes),
-                Ok(false) if insert => Outcome::of(Status::DuplicateKey),
-                Ok(false) => Outcome::of(Status::NotFound),
-                Err(o) => o,
-            };
+            return written(stored, insert, bytes);
         }
+        let upsert = self.write_cond(insert).is_none();
         Box::pin(self.write_partial(values, upsert)).await
     }
 
@@ -442,19 +429,26 @@ impl Session for RedisSession {
         self.full_key(key);
         match self.inner.model {
             Model::Hash => Box::pin(self.read_hash(fields, out)).await,
-            Model::String => match self.get().await {
-                Ok(Some(v)) => {
-                    let n = self.inner.field_names.len();
-                    let (decoded, spare) = kv::decode_owned(n, v, fields, out);
-                    self.recycle(spare);
-                    match decoded {
-                        Ok(bytes) => Outcome::ok(1, bytes),
-                        Err(e) => Outcome::failed(Status::Error, e),
+            Model::String => {
+                // the GET over the pipe awaited here (see `piped!`)
+                let value = match piped!(self, self.queue(Cmd::Get)) {
+                    Some(r) => got(r),
+                    None => self.get().await,
+                };
+                match value {
+                    Ok(Some(v)) => {
+                        let n = self.inner.field_names.len();
+                        let (decoded, spare) = kv::decode_owned(n, v, fields, out);
+                        self.recycle(spare);
+                        match decoded {
+                            Ok(bytes) => Outcome::ok(1, bytes),
+                            Err(e) => Outcome::failed(Status::Error, e),
+                        }
                     }
+                    Ok(None) => Outcome::of(Status::NotFound),
+                    Err(o) => o,
                 }
-                Ok(None) => Outcome::of(Status::NotFound),
-                Err(o) => o,
-            },
+            }
         }
     }
 
@@ -475,17 +469,11 @@ impl Session for RedisSession {
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        match self.inner.model {
-            Model::Hash => Box::pin(self.write_hash(key, values, false)).await,
-            Model::String => self.write_string(key, values, false).await,
-        }
+        write_record!(self, key, values, false)
     }
 
     async fn insert(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
-        match self.inner.model {
-            Model::Hash => Box::pin(self.write_hash(key, values, true)).await,
-            Model::String => self.write_string(key, values, true).await,
-        }
+        write_record!(self, key, values, true)
     }
 
     /// One pipeline per batch: every record's write goes out before the first

@@ -363,3 +363,85 @@ fn a_released_value_buffer_takes_the_next_reply() {
         );
     });
 }
+
+/// A one-field record written whole goes over the pipe as one `SET` of its
+/// value, awaited in the session's method: each semantics' refusal holds,
+/// the value reads back, and when the server closes the connection the
+/// call fails as unavailable and the next one connects anew.
+#[test]
+fn whole_one_field_writes_over_the_pipe_keep_their_semantics_and_reconnect() {
+    if !available() {
+        return;
+    }
+    let user = crate::testing::unique_name("ysuser");
+    let prefix = crate::testing::unique_name("whole");
+    let admin = redis::Client::open(server_url()).unwrap();
+    let (host, port) = match admin.get_connection_info().addr() {
+        redis::ConnectionAddr::Tcp(h, p) => (h.clone(), *p),
+        other => panic!("the test server is on TCP, not {other:?}"),
+    };
+    let url = format!("redis://{user}:userpw@{host}:{port}?model=string&pipeline=2&prefix={prefix}:");
+    let value = |v: &[u8]| {
+        let mut ws = WriteSet::default();
+        ws.push(0).extend_from_slice(v);
+        ws
+    };
+    let rt = crate::testing::runtime();
+    rt.block_on(async {
+        let mut c = admin.get_multiplexed_async_connection().await.unwrap();
+        let acl = |args: &[&str]| {
+            let mut cmd = redis::cmd(args[0]);
+            args[1..].iter().for_each(|a| {
+                cmd.arg(*a);
+            });
+            cmd
+        };
+        let _: () = acl(&["ACL", "SETUSER", &user, "on", ">userpw", "~*", "+@all"])
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let strict = open_url(&url, &opts()).unwrap();
+        assert!(strict.inner.resp.is_some(), "{url} goes over the pipe");
+        let mut s = strict.session().await.unwrap();
+        let mut rec = Record::default();
+        assert_eq!(s.update(b"k", &value(b"v0")).await.status(), Status::NotFound);
+        assert_eq!(s.insert(b"k", &value(b"v1")).await.status(), Status::Ok);
+        assert_eq!(s.insert(b"k", &value(b"v2")).await.status(), Status::DuplicateKey);
+        let o = s.update(b"k", &value(b"v3")).await;
+        assert_eq!((o.status(), o.bytes()), (Status::Ok, 2), "{o:?}");
+        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
+        assert_eq!(rec.get(0), Some(&b"v3"[..]));
+        let upserting = OpenOptions {
+            insert_mode: InsertMode::Upsert,
+            update_mode: UpdateMode::Upsert,
+            ..opts()
+        };
+        let loose = open_url(&url, &upserting).unwrap();
+        let mut u = loose.session().await.unwrap();
+        assert_eq!(u.update(b"m", &value(b"m1")).await.status(), Status::Ok);
+        assert_eq!(u.insert(b"m", &value(b"m2")).await.status(), Status::Ok);
+        assert_eq!(u.read(b"m", Fields::All, &mut rec).await.status(), Status::Ok);
+        assert_eq!(rec.get(0), Some(&b"m2"[..]));
+
+        // the server drops the user's connections: this test's only
+        let _: i64 = acl(&["CLIENT", "KILL", "USER", &user])
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let o = s.update(b"k", &value(b"v4")).await;
+        assert_eq!(o.status(), Status::Unavailable, "{o:?}");
+        assert!(s.get_mut().pipe.is_none(), "the broken pipe is dropped");
+        assert_eq!(s.update(b"k", &value(b"v5")).await.status(), Status::Ok);
+        assert!(s.get_mut().pipe.is_some(), "connected anew");
+        assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
+        assert_eq!(rec.get(0), Some(&b"v5"[..]));
+
+        let _: () = redis::cmd("DEL")
+            .arg(format!("{prefix}:k"))
+            .arg(format!("{prefix}:m"))
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let _: i64 = acl(&["ACL", "DELUSER", &user]).query_async(&mut c).await.unwrap();
+    });
+}
