@@ -215,7 +215,7 @@ impl RedisSession {
     ) -> Option<Result<Answer<'s>, Outcome>> {
         let n = self.inner.field_names.len();
         let v = kv::as_stored(n, values)?;
-        if self.pipe.is_none() || !(insert || kv::is_whole(n, values)) {
+        if !(insert || kv::is_whole(n, values)) {
             return None;
         }
         self.full_key(key);

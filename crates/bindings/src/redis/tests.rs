@@ -389,14 +389,14 @@ fn whole_one_field_writes_over_the_pipe_keep_their_semantics_and_reconnect() {
     let rt = crate::testing::runtime();
     rt.block_on(async {
         let mut c = admin.get_multiplexed_async_connection().await.unwrap();
-        let acl = |args: &[&str]| {
+        let command = |args: &[&str]| {
             let mut cmd = redis::cmd(args[0]);
             args[1..].iter().for_each(|a| {
                 cmd.arg(*a);
             });
             cmd
         };
-        let _: () = acl(&["ACL", "SETUSER", &user, "on", ">userpw", "~*", "+@all"])
+        let _: () = command(&["ACL", "SETUSER", &user, "on", ">userpw", "~*", "+@all"])
             .query_async(&mut c)
             .await
             .unwrap();
@@ -424,7 +424,7 @@ fn whole_one_field_writes_over_the_pipe_keep_their_semantics_and_reconnect() {
         assert_eq!(rec.get(0), Some(&b"m2"[..]));
 
         // the server drops the user's connections: this test's only
-        let _: i64 = acl(&["CLIENT", "KILL", "USER", &user])
+        let _: i64 = command(&["CLIENT", "KILL", "USER", &user])
             .query_async(&mut c)
             .await
             .unwrap();
@@ -442,6 +442,6 @@ fn whole_one_field_writes_over_the_pipe_keep_their_semantics_and_reconnect() {
             .query_async(&mut c)
             .await
             .unwrap();
-        let _: i64 = acl(&["ACL", "DELUSER", &user]).query_async(&mut c).await.unwrap();
+        let _: i64 = command(&["ACL", "DELUSER", &user]).query_async(&mut c).await.unwrap();
     });
 }
