@@ -107,18 +107,30 @@ fn a_paced_run_traced_plays_back_at_its_times_and_faster() {
     assert_eq!(statuses["ok"], count(&v, "READ"), "{statuses}");
     let span = p["replayed"]["span_s"].as_f64().unwrap();
     assert!((2.9..3.1).contains(&span), "{span}");
+    // the pace is the trace's times over the speed: the replay's own target
+    // is exact, and it is never run ahead of; a machine too busy to keep up
+    // (the whole suite runs beside this test) may fall behind it, but then the
+    // result says so as late operations, never as a quietly slower rate
     let rate = |r: &serde_json::Value| r["totals"]["ops_per_sec"].as_f64().unwrap();
-    assert!((450.0..550.0).contains(&rate(&p)), "{}", rate(&p));
-    assert!(
-        p["schedule"]["achieved_fraction_of_target"]
-            .as_f64()
-            .unwrap()
-            > 0.9
-    );
+    let paced = |r: &serde_json::Value, target: f64| {
+        let s = &r["schedule"];
+        let fraction = s["achieved_fraction_of_target"].as_f64().unwrap();
+        let intended = rate(r) / fraction;
+        assert!((intended - target).abs() < target * 0.01, "{intended} {s}");
+        assert!(rate(r) < target * 1.1, "{}", rate(r));
+        if rate(r) < target * 0.9 {
+            assert!(s["late_operations"].as_u64().unwrap() > 0, "{s}");
+            assert!(
+                s["start_lag_ns"]["max"].as_u64().unwrap() > 1_000_000,
+                "{s}"
+            );
+        }
+    };
+    paced(&p, 500.0);
     let fast = replay("4", "p4.json");
     assert_eq!(counts(&fast), counts(&v));
-    assert!((1800.0..2200.0).contains(&rate(&fast)), "{}", rate(&fast));
-    assert!(fast["elapsed_s"].as_f64().unwrap() < 1.0);
+    paced(&fast, 2000.0);
+    assert!(fast["elapsed_s"].as_f64().unwrap() < p["elapsed_s"].as_f64().unwrap() / 2.0);
 }
 
 /// Captures what a Redis server runs while `during` runs: MONITOR's lines.
