@@ -145,9 +145,9 @@ enum Server {
 struct Inner {
     server_client: Server,
     conn_config: AsyncConnectionConfig,
-    /// Sessions' connections: no response timer of the driver's, since
-    /// [`Bounded`](yardstick_core::bounded::Bounded) already bounds every
-    /// call (two timers per request were 5% of the client's CPU).
+    /// Sessions' connections: no response timer of the driver's, since the
+    /// session's own timer already bounds every call (two timers per
+    /// request were 5% of the client's CPU).
     session_config: AsyncConnectionConfig,
     server: String,
     model: Model,
@@ -328,6 +328,7 @@ impl Registered for RedisBinding {
             model == Model::String,
             &server_client,
             target.connect_timeout()?,
+            target.op_timeout()?,
         )?;
         let prefix = target.param("prefix").unwrap_or("").as_bytes().to_vec();
         let mut index = prefix.clone();
@@ -448,7 +449,7 @@ impl Inner {
         self.connect_with(&self.conn_config).await
     }
 
-    /// A connection for sessions, whose calls [`Bounded`](yardstick_core::bounded::Bounded) bounds.
+    /// A connection for sessions, which bound their calls themselves.
     async fn connect_session(&self) -> Result<Con, RedisError> {
         self.connect_with(&self.session_config).await
     }

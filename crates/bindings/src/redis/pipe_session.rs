@@ -1,6 +1,6 @@
 //! What a session sends over its [`Pipe`] (`client=resp`): the string
 //! model's GET, SET and DEL, their replies mapped as the driver's are.
-use super::pipe::{self, Answer, Broken, Pipe, Reply};
+use super::pipe::{self, Answer, Broken, Failed, Pipe, Reply};
 use super::session::RedisSession;
 use super::{BindingError, Server};
 use crate::kv;
@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use yardstick_core::binding::{InsertMode, Outcome, Status, UpdateMode, WriteSet};
+use yardstick_core::bounded::timed_out;
 use yardstick_core::error::ServerError;
 
 /// The reply to the command `$queued` (a [`RedisSession::queue`]) gave,
@@ -20,6 +21,8 @@ use yardstick_core::error::ServerError;
 /// `resp_call`; cachegrind, pipelined at depth 16: a SET 2,866 -> 2,695
 /// instructions and 13.2 -> 4.1 mispredicted indirect jumps, a GET 2,419
 /// -> 2,349 and 7.9 -> 4.3).
+/// The pipe bounds the call: past the limit from the session's `start`,
+/// its reply is a timeout (and dropped when it comes, in the pipe).
 macro_rules! piped {
     ($s:ident, $queued:expr) => {{
         let r = match $queued {
@@ -37,21 +40,51 @@ macro_rules! piped {
 /// The session's write of record `$key` in its model, awaited in the
 /// session's own method: a whole one-field record over the pipe as its
 /// `SET` (see [`piped!`]), any other through `write_string` or
-/// `write_hash`.
+/// `write_hash` (see [`bounded!`]).
 macro_rules! write_record {
-    ($s:ident, $key:expr, $values:expr, $insert:expr) => {
+    ($s:ident, $key:expr, $values:expr, $insert:expr) => {{
+        $s.start = CallTimer::start();
         match $s.inner.model {
-            Model::Hash => Box::pin($s.write_hash($key, $values, $insert)).await,
+            Model::Hash => {
+                bounded!($s, Box::pin($s.write_hash($key, $values, $insert))).unwrap_or_else(|o| o)
+            }
             Model::String => {
                 // counted while the values are in cache, not after the reply
                 let bytes = $values.bytes();
-                match piped!($s, $s.pipe_write($key, $values, $insert)) {
+                let set = $s.pipe_set($key, $values, $insert);
+                match piped!($s, set.and_then(|(v, c)| $s.queue(Cmd::Set(Some(v), c)))) {
                     Some(r) => written(stored(r), $insert, bytes),
-                    None => $s.write_string($key, $values, $insert).await,
+                    None => {
+                        bounded!($s, $s.write_string($key, $values, $insert)).unwrap_or_else(|o| o)
+                    }
                 }
             }
         }
-    };
+    }};
+}
+
+/// Awaits `$call` (a call of the session's own, free to use all of it)
+/// within the session's limit from its `start`: its output, or `Err` with
+/// a timeout once it was abandoned (the session told, so a driver
+/// connection left halfway through a request is dropped). The paths off
+/// the pipe's GET and SET; the session's timer is the call's while it runs.
+macro_rules! bounded {
+    ($s:ident, $call:expr) => {{
+        let (limit, start) = ($s.limit, $s.start);
+        let mut timer = std::mem::take(&mut $s.timer);
+        let r = {
+            let mut call = std::pin::pin!($call);
+            std::future::poll_fn(|cx| timer.poll(limit, start, call.as_mut(), cx)).await
+        };
+        $s.timer = timer;
+        match r {
+            Ok(out) => Ok(out),
+            Err(Elapsed) => {
+                $s.abandoned();
+                Err(timed_out(limit))
+            }
+        }
+    }};
 }
 
 /// Where and as whom a binding's own connections log in.
@@ -62,6 +95,8 @@ pub(crate) struct RespTarget {
     password: Option<String>,
     db: i64,
     connect_timeout: Duration,
+    /// Each call's limit (the URL's `timeout`), which the pipe bounds.
+    limit: Duration,
     /// Tells this binding's connections from another's in a thread's list.
     id: u64,
 }
@@ -74,6 +109,7 @@ impl RespTarget {
         string_model: bool,
         server: &Server,
         connect_timeout: Duration,
+        limit: Duration,
     ) -> Result<Option<RespTarget>, BindingError> {
         let single = match server {
             Server::Single(c) => Some(c.get_connection_info()),
@@ -105,6 +141,7 @@ impl RespTarget {
                     password: r.password().map(str::to_string),
                     db: r.db(),
                     connect_timeout,
+                    limit,
                     id: NEXT.fetch_add(1, Ordering::Relaxed),
                 }))
             }
@@ -130,6 +167,7 @@ impl RespTarget {
             self.password.as_deref(),
             self.db,
             self.connect_timeout,
+            self.limit,
         )
         .await?;
         pipe::offer(self.id, &p);
@@ -184,43 +222,44 @@ impl RedisSession {
 
     /// Queues `cmd` of the session's key on its pipe, when it has one;
     /// `Err` when the connection broke.
-    pub(super) fn queue(&mut self, cmd: Cmd<'_>) -> Option<Result<Answer<'_>, Outcome>> {
+    pub(super) fn queue(&self, cmd: Cmd<'_>) -> Option<Result<Answer<'_>, Outcome>> {
         let p = self.pipe.as_ref()?;
         let key = &self.key[..];
         // the sessions that share the pipe: a batch is whole once each has a command in it
         let n = Rc::strong_count(p);
         let sent = match cmd {
-            Cmd::Get => p.send(&[b"GET", key], n),
+            Cmd::Get => p.send(&[b"GET", key], n, self.start),
             Cmd::Set(v, cond) => {
                 let v = v.unwrap_or(&self.value);
                 match cond {
-                    Some(c) => p.send(&[b"SET", key, v, c.as_bytes()], n),
-                    None => p.send(&[b"SET", key, v], n),
+                    Some(c) => p.send(&[b"SET", key, v, c.as_bytes()], n, self.start),
+                    None => p.send(&[b"SET", key, v], n, self.start),
                 }
             }
-            Cmd::Del => p.send(&[b"DEL", key], n),
+            Cmd::Del => p.send(&[b"DEL", key], n, self.start),
         };
         Some(sent.map_err(|b| Outcome::failed(Status::Unavailable, b.0)))
     }
 
-    /// The `SET` of record `key` queued on the session's pipe when the
-    /// write is one (the string model's one-field record written whole,
-    /// its value sent as it is); `None` for every other write, and when
-    /// the session has no connection (`write_string` makes one).
-    pub(super) fn pipe_write<'s>(
-        &'s mut self,
+    /// The value and condition of the `SET` that is the write of record
+    /// `key` over the pipe, when the write is one (the string model's
+    /// one-field record written whole, its value sent as it is), the
+    /// session's key set to the record's; `None` for every other write
+    /// (`write_string` makes those). Queued by the caller: the command's
+    /// answer borrows the session, which the caller's timer is part of.
+    pub(super) fn pipe_set<'v>(
+        &mut self,
         key: &[u8],
-        values: &WriteSet,
+        values: &'v WriteSet,
         insert: bool,
-    ) -> Option<Result<Answer<'s>, Outcome>> {
+    ) -> Option<(&'v [u8], Option<&'static str>)> {
         let n = self.inner.field_names.len();
         let v = kv::as_stored(n, values)?;
         if !(insert || kv::is_whole(n, values)) {
             return None;
         }
         self.full_key(key);
-        let cond = self.write_cond(insert);
-        self.queue(Cmd::Set(Some(v), cond))
+        Some((v, self.write_cond(insert)))
     }
 
     /// A whole record's `SET` condition: none for an upsert, `NX` for an
@@ -247,8 +286,8 @@ impl RedisSession {
 }
 
 /// A reply, or the outcome it fails the call with: the server's error
-/// line, or the connection broken (`true`: the session drops it).
-pub(super) fn answered(reply: Result<Reply, Broken>) -> Result<Reply, (Outcome, bool)> {
+/// line, a timeout, or the connection broken (`true`: the session drops it).
+pub(super) fn answered(reply: Result<Reply, Failed>) -> Result<Reply, (Outcome, bool)> {
     match reply {
         Ok(Reply::Error(e)) => {
             let (code, detail) = e.split_once(' ').unwrap_or((&e, ""));
@@ -256,7 +295,9 @@ pub(super) fn answered(reply: Result<Reply, Broken>) -> Result<Reply, (Outcome, 
             Err((Outcome::failed(Status::Error, text), false))
         }
         Ok(r) => Ok(r),
-        Err(b) => Err((Outcome::failed(Status::Unavailable, b.0), true)),
+        Err(Failed::Broken(b)) => Err((Outcome::failed(Status::Unavailable, b.0), true)),
+        // the pipe keeps the call's place: the connection stays
+        Err(Failed::Late(limit)) => Err((timed_out(limit), false)),
     }
 }
 

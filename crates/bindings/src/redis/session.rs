@@ -4,13 +4,21 @@
 //! The driver's paths (redis-rs calls, the hash model, partial updates,
 //! scans) are awaited through `Box::pin`: inline, their large futures sized
 //! every pipelined GET and SET's state, which every slot keeps in cache.
+//!
+//! A session bounds its calls itself: the pipe's commands by the pipe's
+//! one timer, from the start stamp the session gives each (see
+//! [`piped!`]), every other path by the session's own timer (see
+//! [`bounded!`]).
 use super::*;
 use super::pipe_session::{answered, deleted, got, stored, written, Cmd};
-use yardstick_core::bounded::Bounded;
+use std::time::Duration;
+use yardstick_core::bounded::{timed_out, CallTimer, Elapsed};
 use yardstick_core::error::ServerError;
 
+mod batch;
+
 impl Binding for RedisBinding {
-    type Session = Bounded<RedisSession>;
+    type Session = RedisSession;
 
     async fn session(&self) -> Result<Self::Session, BindingError> {
         let mut session = RedisSession {
@@ -20,6 +28,9 @@ impl Binding for RedisBinding {
             key: Vec::new(),
             value: Vec::new(),
             batch_script_loaded: false,
+            start: 0,
+            timer: CallTimer::default(),
+            limit: self.timeout,
         };
         if session.resp() {
             // the driver's connection only when a call needs it (a batch, a CAS)
@@ -32,7 +43,7 @@ impl Binding for RedisBinding {
                 .map_err(|e| open_error(&self.inner.server, &e))?;
             session.con = Some(Box::new(con));
         }
-        Ok(Bounded::new(session, self.timeout))
+        Ok(session)
     }
 
     fn info(&self) -> EngineInfo {
@@ -55,6 +66,15 @@ pub struct RedisSession {
     pub(super) value: Vec<u8>,
     /// The batch script is in the server's script cache (EVALSHA works).
     batch_script_loaded: bool,
+    /// The start of the call being made ([`CallTimer::start`]), taken at
+    /// its first poll: its commands on the pipe and [`bounded!`] count
+    /// the limit from there.
+    pub(super) start: u64,
+    /// Bounds the calls off the pipe (the driver's), by `limit`. Its sleep
+    /// is made at the first of those: a session that only uses the pipe
+    /// has none.
+    pub(super) timer: CallTimer,
+    pub(super) limit: Duration,
 }
 
 /// A driver error in one line: the server's error prefix and message, or
@@ -408,6 +428,8 @@ fn copy_fields<'a>(
 }
 
 impl Session for RedisSession {
+    const TAKES_CALL_START: bool = true;
+
     /// A call abandoned at its timeout may leave a reply on the way: the
     /// next call connects anew (a pipe keeps the abandoned call's place, so
     /// the replies after it still reach their callers).
@@ -426,14 +448,17 @@ impl Session for RedisSession {
     }
 
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
+        self.start = CallTimer::start();
         self.full_key(key);
         match self.inner.model {
-            Model::Hash => Box::pin(self.read_hash(fields, out)).await,
+            Model::Hash => {
+                bounded!(self, Box::pin(self.read_hash(fields, out))).unwrap_or_else(|o| o)
+            }
             Model::String => {
                 // the GET over the pipe awaited here (see `piped!`)
                 let value = match piped!(self, self.queue(Cmd::Get)) {
                     Some(r) => got(r),
-                    None => self.get().await,
+                    None => bounded!(self, self.get()).and_then(|r| r),
                 };
                 match value {
                     Ok(Some(v)) => {
@@ -454,18 +479,20 @@ impl Session for RedisSession {
 
     async fn scan(
         &mut self,
-        start: &[u8],
+        first: &[u8],
         count: u64,
         fields: Fields,
         out: &mut ScanRows,
     ) -> Outcome {
+        self.start = CallTimer::start();
         if self.inner.model == Model::String {
             return Outcome::failed(Status::Error, "model=string keeps no key index to scan");
         }
         if self.inner.is_cluster() {
             return Outcome::failed(Status::Error, "a Redis Cluster keeps no key index to scan");
         }
-        Box::pin(self.scan_index(start, count, fields, out)).await
+        bounded!(self, Box::pin(self.scan_index(first, count, fields, out)))
+            .unwrap_or_else(|o| o)
     }
 
     async fn update(&mut self, key: &[u8], values: &WriteSet) -> Outcome {
@@ -480,103 +507,20 @@ impl Session for RedisSession {
     /// reply is read (one round trip). Not atomic: the outcome counts the
     /// records written and reports the first refusal.
     async fn insert_batch(&mut self, batch: &Batch) -> Outcome {
-        if batch.is_empty() {
-            return Outcome::ok(0, 0);
-        }
-        if self.inner.is_cluster() {
-            // records of a batch live on different slots: one write each
-            let mut inserted = 0;
-            for (key, values) in batch.rows() {
-                let o = self.insert(key, values).await;
-                if !o.status().is_ok() {
-                    return o.with_rows(inserted);
-                }
-                inserted += 1;
-            }
-            return Outcome::ok(inserted, batch.bytes());
-        }
-        if let Err(o) = self.connected().await {
-            return o;
-        }
-        let inner = self.inner.clone();
-        let n = inner.field_names.len();
-        let upsert = inner.insert_mode == InsertMode::Upsert;
-        let script = if upsert {
-            &inner.scripts.upsert
-        } else {
-            &inner.scripts.insert_nx
-        };
-        let mut pipe = redis::pipe();
-        for (key, values) in batch.rows() {
-            let mut full = inner.prefix.clone();
-            full.extend_from_slice(key);
-            match inner.model {
-                Model::Hash => {
-                    let c = pipe
-                        .cmd("EVALSHA")
-                        .arg(script.get_hash())
-                        .arg(2)
-                        .arg(full)
-                        .arg(&inner.index[..])
-                        .arg(key);
-                    for (i, v) in values.iter() {
-                        c.arg(&inner.field_names[i][..]).arg(v);
-                    }
-                }
-                Model::String => {
-                    kv::encode(n, values, &mut self.value);
-                    let c = pipe.cmd("SET").arg(full).arg(&self.value[..]);
-                    if !upsert {
-                        c.arg("NX");
-                    }
-                }
-            }
-        }
-        let mut loaded = false;
-        if inner.model == Model::Hash && !self.batch_script_loaded {
-            let con = self.con.as_deref_mut().expect("connected above");
-            if let Err(e) = script.load_async(con).await {
-                return self.failed(e);
-            }
-            self.batch_script_loaded = true;
-            loaded = true;
-        }
-        let replies: Vec<Value> = loop {
-            let con = self.con.as_deref_mut().expect("connected above");
-            match pipe.query_async(con).await {
-                Ok(r) => break r,
-                // the server lost its script cache (restarted): load it once more
-                Err(e)
-                    if !loaded
-                        && e.kind()
-                            == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
-                {
-                    loaded = true;
-                    let con = self.con.as_deref_mut().expect("connected above");
-                    if let Err(e) = script.load_async(con).await {
-                        return self.failed(e);
-                    }
-                }
-                Err(e) => return self.failed(e),
-            }
-        };
-        let written = replies
-            .iter()
-            .filter(|r| matches!(r, Value::Int(1) | Value::Okay))
-            .count() as u64;
-        if written == batch.len() as u64 {
-            Outcome::ok(written, batch.bytes())
-        } else {
-            Outcome::new(Status::DuplicateKey, written, 0)
-        }
+        self.start = CallTimer::start();
+        bounded!(self, Box::pin(self.write_batch(batch))).unwrap_or_else(|o| o)
     }
 
     async fn delete(&mut self, key: &[u8]) -> Outcome {
+        self.start = CallTimer::start();
         let n = match self.inner.model {
-            Model::Hash => Box::pin(self.hash_script(|s| &s.delete, key, None)).await,
+            Model::Hash => {
+                bounded!(self, Box::pin(self.hash_script(|s| &s.delete, key, None)))
+                    .and_then(|r| r)
+            }
             Model::String => {
                 self.full_key(key);
-                self.del().await
+                bounded!(self, self.del()).and_then(|r| r)
             }
         };
         match n {

@@ -209,7 +209,7 @@ fn pipelined_sessions_share_a_connection_per_thread() {
                 let mut pipes: Vec<std::rc::Rc<super::pipe::Pipe>> = Vec::new();
                 let mut users = Vec::new();
                 for s in &mut sessions {
-                    let p = s.get_mut().pipe.clone().expect("a pipe per session");
+                    let p = s.pipe.clone().expect("a pipe per session");
                     match pipes.iter().position(|q| std::rc::Rc::ptr_eq(q, &p)) {
                         Some(i) => users[i] += 1,
                         None => {
@@ -342,7 +342,7 @@ fn a_released_value_buffer_takes_the_next_reply() {
             Status::Ok
         );
         let at = rec.get(0).expect("read a").as_ptr();
-        let pipe = s.get_mut().pipe.clone().expect("a pipe");
+        let pipe = s.pipe.clone().expect("a pipe");
         let spares = pipe.spares();
         s.release(&mut rec);
         assert_eq!(rec.get(0), None);
@@ -430,9 +430,9 @@ fn whole_one_field_writes_over_the_pipe_keep_their_semantics_and_reconnect() {
             .unwrap();
         let o = s.update(b"k", &value(b"v4")).await;
         assert_eq!(o.status(), Status::Unavailable, "{o:?}");
-        assert!(s.get_mut().pipe.is_none(), "the broken pipe is dropped");
+        assert!(s.pipe.is_none(), "the broken pipe is dropped");
         assert_eq!(s.update(b"k", &value(b"v5")).await.status(), Status::Ok);
-        assert!(s.get_mut().pipe.is_some(), "connected anew");
+        assert!(s.pipe.is_some(), "connected anew");
         assert_eq!(s.read(b"k", Fields::All, &mut rec).await.status(), Status::Ok);
         assert_eq!(rec.get(0), Some(&b"v5"[..]));
 

@@ -158,12 +158,14 @@ async fn pipe_and_server() -> (
     impl std::future::Future<Output = ()>,
     Rc<std::cell::Cell<usize>>,
 ) {
-    pipe_and_server_receiving(None).await
+    pipe_and_server_receiving(None, Duration::from_secs(5)).await
 }
 
-/// A pipe to a [`fake_server`] whose socket receives `rcvbuf` bytes at a time.
+/// A pipe to a [`fake_server`] whose socket receives `rcvbuf` bytes at a
+/// time, each call on it bounded by `limit`.
 async fn pipe_and_server_receiving(
     rcvbuf: Option<u32>,
+    limit: Duration,
 ) -> (
     Rc<Pipe>,
     impl std::future::Future<Output = ()>,
@@ -178,12 +180,17 @@ async fn pipe_and_server_receiving(
     let port = listener.local_addr().unwrap().port();
     let reads = Rc::new(std::cell::Cell::new(0));
     let server = fake_server(listener, reads.clone());
-    let connect = Pipe::connect(("127.0.0.1", port), None, None, 0, Duration::from_secs(5));
+    let connect = Pipe::connect(("127.0.0.1", port), None, None, 0, Duration::from_secs(5), limit);
     (connect.await.unwrap(), server, reads)
 }
 
 async fn get(p: &Pipe, key: &str) -> Result<Reply, Broken> {
     p.call(&[b"GET", key.as_bytes()]).await
+}
+
+/// A GET of one of `sharers` sessions, started now.
+async fn get_of(p: &Pipe, key: &str, sharers: usize) -> Result<Reply, Failed> {
+    p.send(&[b"GET", key.as_bytes()], sharers, CallTimer::now()).unwrap().await
 }
 
 #[test]
@@ -215,7 +222,7 @@ fn the_command_that_makes_a_batch_whole_writes_it_without_waiting_for_the_first(
             // three sessions share the pipe: the third command makes the batch
             let mut calls: Vec<_> = ["one", "two", "six"]
                 .iter()
-                .map(|k| Box::pin(p.send(&[b"GET", k.as_bytes()], 3).unwrap()))
+                .map(|k| Box::pin(p.send(&[b"GET", k.as_bytes()], 3, CallTimer::now()).unwrap()))
                 .collect();
             assert!(calls[0].as_mut().poll(&mut cx).is_pending());
             assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the first yields to write later");
@@ -260,6 +267,52 @@ fn an_abandoned_call_keeps_its_place_and_the_next_gets_its_own_reply() {
             );
             assert!(a.is_err());
             assert_eq!(b, Ok(Reply::Bulk(b"yx".to_vec())));
+            drop(p);
+        };
+        tokio::join!(server, client);
+    });
+}
+
+#[test]
+fn calls_past_the_pipes_limit_are_late_and_the_replies_after_theirs_reach_their_owners() {
+    run(async {
+        // the server answers a "slow" key after 300 ms
+        let limit = Duration::from_millis(150);
+        let (p, server, _) = pipe_and_server_receiving(None, limit).await;
+        let client = async {
+            // in one batch: one of them reads for both, and tells the other it is late
+            let (a, b) = tokio::join!(get_of(&p, "slow1", 2), get_of(&p, "abc", 2));
+            assert_eq!((a, b), (Err(Failed::Late(limit)), Err(Failed::Late(limit))));
+            assert!(p.st.borrow().broken.is_none(), "the connection stays");
+            // their replies come at 300 ms, and are dropped when read: the
+            // next calls (sent after them, each well within its limit) get their own
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            assert_eq!(get_of(&p, "xy", 1).await, Ok(Reply::Bulk(b"yx".to_vec())));
+            assert_eq!(get_of(&p, "zw", 1).await, Ok(Reply::Bulk(b"wz".to_vec())));
+            let st = p.st.borrow();
+            assert!(st.slots.is_empty(), "no call's place is left behind");
+            drop(st);
+            drop(p);
+        };
+        tokio::join!(server, client);
+    });
+}
+
+#[test]
+fn each_call_is_late_at_its_own_deadline_not_at_an_earlier_calls() {
+    run(async {
+        let limit = Duration::from_millis(150);
+        let (p, server, _) = pipe_and_server_receiving(None, limit).await;
+        let client = async {
+            // "slow1" (answered at 300 ms) is late at 150; "abc", sent at 270
+            // behind it, is answered right after it, before its own deadline (420)
+            let later = async {
+                tokio::time::sleep(Duration::from_millis(270)).await;
+                get_of(&p, "abc", 2).await
+            };
+            let (slow, abc) = tokio::join!(get_of(&p, "slow1", 2), later);
+            assert_eq!(slow, Err(Failed::Late(limit)));
+            assert_eq!(abc, Ok(Reply::Bulk(b"cba".to_vec())));
             drop(p);
         };
         tokio::join!(server, client);
@@ -382,7 +435,7 @@ fn collects(pipe: &Pipe) -> bool {
 fn a_pipe_collects_in_the_thread_output_until_it_writes_and_keeps_its_order() {
     run(async {
         // the server reads a few KB at a time, and nothing while it sleeps
-        let (a, server_a, _) = pipe_and_server_receiving(Some(4096)).await;
+        let (a, server_a, _) = pipe_and_server_receiving(Some(4096), Duration::from_secs(5)).await;
         let (b, server_b, _) = pipe_and_server().await;
         let client = async {
             let waker = futures_util::task::noop_waker();
