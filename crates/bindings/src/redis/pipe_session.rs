@@ -51,8 +51,7 @@ macro_rules! write_record {
             Model::String => {
                 // counted while the values are in cache, not after the reply
                 let bytes = $values.bytes();
-                let set = $s.pipe_set($key, $values, $insert);
-                match piped!($s, set.and_then(|(v, c)| $s.queue(Cmd::Set(Some(v), c)))) {
+                match piped!($s, $s.pipe_write($key, $values, $insert)) {
                     Some(r) => written(stored(r), $insert, bytes),
                     None => {
                         bounded!($s, $s.write_string($key, $values, $insert)).unwrap_or_else(|o| o)
@@ -241,25 +240,24 @@ impl RedisSession {
         Some(sent.map_err(|b| Outcome::failed(Status::Unavailable, b.0)))
     }
 
-    /// The value and condition of the `SET` that is the write of record
-    /// `key` over the pipe, when the write is one (the string model's
-    /// one-field record written whole, its value sent as it is), the
-    /// session's key set to the record's; `None` for every other write
-    /// (`write_string` makes those). Queued by the caller: the command's
-    /// answer borrows the session, which the caller's timer is part of.
-    pub(super) fn pipe_set<'v>(
-        &mut self,
+    /// The `SET` of record `key` queued on the session's pipe when the
+    /// write is one (the string model's one-field record written whole,
+    /// its value sent as it is); `None` for every other write, and when
+    /// the session has no connection (`write_string` makes one).
+    pub(super) fn pipe_write<'s>(
+        &'s mut self,
         key: &[u8],
-        values: &'v WriteSet,
+        values: &WriteSet,
         insert: bool,
-    ) -> Option<(&'v [u8], Option<&'static str>)> {
+    ) -> Option<Result<Answer<'s>, Outcome>> {
         let n = self.inner.field_names.len();
         let v = kv::as_stored(n, values)?;
         if !(insert || kv::is_whole(n, values)) {
             return None;
         }
         self.full_key(key);
-        Some((v, self.write_cond(insert)))
+        let cond = self.write_cond(insert);
+        self.queue(Cmd::Set(Some(v), cond))
     }
 
     /// A whole record's `SET` condition: none for an upsert, `NX` for an
