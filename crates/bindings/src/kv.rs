@@ -23,10 +23,17 @@ impl std::fmt::Display for Malformed {
 /// writer can send it without encoding (copying) it first. None for other
 /// schemas, or when `values` lacks the field.
 pub fn as_stored(fields: usize, values: &WriteSet) -> Option<&[u8]> {
+    let k = stored_entry(fields, values)?;
+    values.iter().nth(k).map(|(_, v)| v)
+}
+
+/// Which entry of `values` [`as_stored`] gives, its bytes left as they
+/// are (owed ones stay owed).
+pub fn stored_entry(fields: usize, values: &WriteSet) -> Option<usize> {
     if fields != 1 {
         return None;
     }
-    values.iter().find(|(i, _)| *i == 0).map(|(_, v)| v)
+    values.lengths().position(|(i, _)| i == 0)
 }
 
 /// Encodes `values` as a whole record of `fields` fields into `out`.
@@ -138,7 +145,7 @@ pub fn decode_owned(
 /// read of the old value.
 pub(crate) fn is_whole(fields: usize, values: &WriteSet) -> bool {
     let mut seen = 0u64;
-    for (i, _) in values.iter() {
+    for (i, _) in values.lengths() {
         if i >= fields {
             return false;
         }

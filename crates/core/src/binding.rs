@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 
 mod buffers;
 mod outcome;
-pub use buffers::{Batch, Record, ScanRows, WriteSet};
+mod write_set;
+pub use buffers::{Batch, Record, ScanRows};
 pub use outcome::Outcome;
+pub use write_set::WriteSet;
 
 /// Outcome class of one operation; results count operations per status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -191,6 +193,12 @@ pub trait Session {
     /// session that says `true` must take the stamp at every call's first
     /// poll, or a later call could start from a stale one.
     const TAKES_CALL_START: bool = false;
+
+    /// Whether the session takes write sets whose random bytes are still
+    /// owed ([`WriteSet::owing`]): it makes them where it sends them
+    /// ([`WriteSet::write_entry`]), inside its call. Otherwise the stream
+    /// makes them in the set, before the call's first stamp.
+    const TAKES_OWED_VALUES: bool = false;
 
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome;
     /// Up to `count` records with key >= `start`, in key order.

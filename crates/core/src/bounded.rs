@@ -169,6 +169,7 @@ impl CallTimer {
 
 impl<S: Session> Session for Bounded<S> {
     const TAKES_CALL_START: bool = true;
+    const TAKES_OWED_VALUES: bool = S::TAKES_OWED_VALUES;
 
     async fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Outcome {
         within!(self, self.inner.read(key, fields, out))

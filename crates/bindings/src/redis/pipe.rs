@@ -39,7 +39,7 @@ pub(super) use answer::Answer;
 #[cfg(test)]
 use resp::resp_int;
 use resp::{encode, parse_reply};
-pub(super) use resp::Reply;
+pub(super) use resp::{Arg, Reply};
 
 /// The most reply buffers a thread keeps for later replies. A bound only:
 /// a buffer is made when none is spare, so the pool holds no more than
@@ -224,7 +224,8 @@ impl Pipe {
     /// Sends one command (its arguments) and waits for its reply; the
     /// calls in flight with it go out in the same write.
     pub(super) async fn call(&self, args: &[&[u8]]) -> Result<Reply, Broken> {
-        match self.send(args, usize::MAX, CallTimer::now())?.await {
+        let args: Vec<Arg<'_>> = args.iter().map(|a| Arg::Bytes(a)).collect();
+        match self.send(&args, usize::MAX, CallTimer::now())?.await {
             Ok(r) => Ok(r),
             Err(Failed::Broken(b)) => Err(b),
             Err(Failed::Late(limit)) => Err(Broken(format!("no answer within {limit:?}"))),
@@ -239,7 +240,7 @@ impl Pipe {
     /// to fetch from memory at every operation.
     pub(super) fn send(
         &self,
-        args: &[&[u8]],
+        args: &[Arg<'_>],
         sharers: usize,
         start: u64,
     ) -> Result<Answer<'_>, Broken> {
@@ -372,7 +373,7 @@ impl Pipe {
 impl State {
     /// Appends a command: to the thread's output when it is free or this
     /// pipe's, else to the pipe's own.
-    fn append(&mut self, args: &[&[u8]]) {
+    fn append(&mut self, args: &[Arg<'_>]) {
         let id = self.id;
         let shared = with_scratch(|s| {
             let mine = *s.owner.get_or_insert(id) == id;

@@ -1,6 +1,6 @@
 //! What a session sends over its [`Pipe`] (`client=resp`): the string
 //! model's GET, SET and DEL, their replies mapped as the driver's are.
-use super::pipe::{self, Answer, Broken, Failed, Pipe, Reply};
+use super::pipe::{self, Answer, Arg, Broken, Failed, Pipe, Reply};
 use super::session::RedisSession;
 use super::{BindingError, Server};
 use crate::kv;
@@ -227,23 +227,25 @@ impl RedisSession {
         // the sessions that share the pipe: a batch is whole once each has a command in it
         let n = Rc::strong_count(p);
         let sent = match cmd {
-            Cmd::Get => p.send(&[b"GET", key], n, self.start),
+            Cmd::Get => p.send(&[Arg::Bytes(b"GET"), Arg::Bytes(key)], n, self.start),
             Cmd::Set(v, cond) => {
-                let v = v.unwrap_or(&self.value);
+                let (set, key) = (Arg::Bytes(b"SET"), Arg::Bytes(key));
+                let v = v.unwrap_or(Arg::Bytes(&self.value));
                 match cond {
-                    Some(c) => p.send(&[b"SET", key, v, c.as_bytes()], n, self.start),
-                    None => p.send(&[b"SET", key, v], n, self.start),
+                    Some(c) => p.send(&[set, key, v, Arg::Bytes(c.as_bytes())], n, self.start),
+                    None => p.send(&[set, key, v], n, self.start),
                 }
             }
-            Cmd::Del => p.send(&[b"DEL", key], n, self.start),
+            Cmd::Del => p.send(&[Arg::Bytes(b"DEL"), Arg::Bytes(key)], n, self.start),
         };
         Some(sent.map_err(|b| Outcome::failed(Status::Unavailable, b.0)))
     }
 
     /// The `SET` of record `key` queued on the session's pipe when the
     /// write is one (the string model's one-field record written whole,
-    /// its value sent as it is); `None` for every other write, and when
-    /// the session has no connection (`write_string` makes one).
+    /// its value sent as it is, made straight into the output when it is
+    /// owed); `None` for every other write, and when the session has no
+    /// connection (`write_string` makes one).
     pub(super) fn pipe_write<'s>(
         &'s mut self,
         key: &[u8],
@@ -251,13 +253,13 @@ impl RedisSession {
         insert: bool,
     ) -> Option<Result<Answer<'s>, Outcome>> {
         let n = self.inner.field_names.len();
-        let v = kv::as_stored(n, values)?;
+        let k = kv::stored_entry(n, values)?;
         if !(insert || kv::is_whole(n, values)) {
             return None;
         }
         self.full_key(key);
         let cond = self.write_cond(insert);
-        self.queue(Cmd::Set(Some(v), cond))
+        self.queue(Cmd::Set(Arg::entry(values, k), cond))
     }
 
     /// A whole record's `SET` condition: none for an upsert, `NX` for an
@@ -314,7 +316,7 @@ pub(super) fn written(stored: Result<bool, Outcome>, insert: bool, bytes: u64) -
 pub(super) enum Cmd<'a> {
     Get,
     /// `SET key value [NX|XX]`; no value: the session's own.
-    Set(Option<&'a [u8]>, Option<&'a str>),
+    Set(Option<Arg<'a>>, Option<&'a str>),
     Del,
 }
 

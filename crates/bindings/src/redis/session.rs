@@ -10,6 +10,7 @@
 //! [`piped!`]), every other path by the session's own timer (see
 //! [`bounded!`]).
 use super::*;
+use super::pipe::Arg;
 use super::pipe_session::{answered, deleted, got, stored, written, Cmd};
 use std::time::Duration;
 use yardstick_core::bounded::{timed_out, CallTimer, Elapsed};
@@ -264,7 +265,7 @@ impl RedisSession {
             // one field over the pipe: the field is the value, sent as it
             // is (no copy into the session's value first)
             let stored = match kv::as_stored(n, values) {
-                Some(v) if self.resp() => stored(self.resp_call(Cmd::Set(Some(v), cond)).await),
+                Some(v) if self.resp() => stored(self.resp_call(Cmd::Set(Some(Arg::Bytes(v)), cond)).await),
                 _ => {
                     kv::encode(n, values, &mut self.value);
                     self.set(cond).await
@@ -429,6 +430,9 @@ fn copy_fields<'a>(
 
 impl Session for RedisSession {
     const TAKES_CALL_START: bool = true;
+    /// A whole one-field record's value is made in the pipe's output
+    /// (`pipe_write`); every other path reads it, which makes it first.
+    const TAKES_OWED_VALUES: bool = true;
 
     /// A call abandoned at its timeout may leave a reply on the way: the
     /// next call connects anew (a pipe keeps the abandoned call's place, so

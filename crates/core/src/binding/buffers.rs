@@ -1,6 +1,8 @@
 //! The buffers a call reads into and writes from: a record read back, the
-//! rows of a scan, the values of a write, the records of a batch insert.
+//! rows of a scan, the records of a batch insert (the values of a write
+//! are [`WriteSet`]'s own file).
 //! Each slot owns one of each for the whole run, so calls do not allocate.
+use super::WriteSet;
 
 /// One record read back: a value slot per field of the schema, reused between
 /// calls so reads do not allocate.
@@ -148,67 +150,6 @@ impl ScanRows {
 
     pub fn rows(&self) -> impl Iterator<Item = (&[u8], &Record)> {
         self.rows[..self.len].iter().map(|(k, r)| (k.as_slice(), r))
-    }
-}
-
-/// Values to write: (field index, bytes) pairs, buffers reused between calls.
-#[derive(Debug, Default, Clone)]
-pub struct WriteSet {
-    entries: Vec<(usize, Vec<u8>)>,
-    len: usize,
-}
-
-impl WriteSet {
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    /// Appends field `field` and returns its buffer, cleared, to fill.
-    #[inline]
-    pub fn push(&mut self, field: usize) -> &mut Vec<u8> {
-        let buf = self.push_reuse(field);
-        buf.clear();
-        buf
-    }
-
-    /// Appends field `field` and returns its buffer with the previous call's
-    /// contents: a caller that overwrites every byte resizes instead of
-    /// clearing, so a value of unchanged length is not zeroed first.
-    #[inline]
-    pub(crate) fn push_reuse(&mut self, field: usize) -> &mut Vec<u8> {
-        if self.len == self.entries.len() {
-            self.entries.push((field, Vec::new()));
-        }
-        let e = &mut self.entries[self.len];
-        e.0 = field;
-        self.len += 1;
-        &mut e.1
-    }
-
-    /// The values' buffers, to fill in place.
-    #[inline]
-    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut [u8]> {
-        self.entries[..self.len]
-            .iter_mut()
-            .map(|(_, v)| v.as_mut_slice())
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (usize, &[u8])> + Clone {
-        self.entries[..self.len]
-            .iter()
-            .map(|(f, v)| (*f, v.as_slice()))
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.iter().map(|(_, v)| v.len() as u64).sum()
     }
 }
 

@@ -413,6 +413,70 @@ pub(super) async fn data_integrity<B: Binding>(
     Ok(())
 }
 
+/// Random values handed over owed (see [`WriteSet`]): a record reads back
+/// as the set holds them once made, whether the binding made them where it
+/// sent them or read them from the set, and a second call with the same
+/// set (a retry) stores the first's bytes. In a one-field schema (a whole
+/// record, sent as it is) and in the checks' three fields.
+pub(super) async fn owed_values<B: Binding>(
+    open: &dyn Fn(&OpenOptions) -> Result<B, BindingError>,
+) -> CheckResult {
+    for fields in [1usize, 3] {
+        let mut props = Properties::new();
+        let count = format!("fieldcount={fields}");
+        for kv in [
+            "recordcount=4",
+            &count,
+            "fieldlength=1000",
+            "readproportion=1",
+            "updateproportion=0",
+        ] {
+            props.set_override(kv).map_err(|e| e.to_string())?;
+        }
+        let shared =
+            SharedState::new(CoreConfig::from_properties(&props).map_err(|e| e.to_string())?);
+        let mut stream = Stream::new(&shared, 2);
+        let opts = OpenOptions {
+            schema: schema(fields),
+            ..options(InsertMode::Insert, UpdateMode::Update)
+        };
+        let (_b, mut s) = session(open, &opts).await?;
+        let (mut key, mut ws) = (Vec::new(), WriteSet::owing());
+        for n in 0..4 {
+            stream.key(&shared, n, &mut key);
+            stream.values(&shared, &key, Fields::All, &mut ws);
+            let what = format!("insert of owed values, {fields} field(s)");
+            expect_status(&what, s.insert(&key, &ws).await.status(), Status::Ok)?;
+            stored_as(&mut s, &key, &ws, &what).await?;
+            stream.values(&shared, &key, Fields::All, &mut ws);
+            for _ in 0..2 {
+                let what = format!("update of owed values, {fields} field(s)");
+                expect_status(&what, s.update(&key, &ws).await.status(), Status::Ok)?;
+            }
+            stored_as(&mut s, &key, &ws, "update of owed values, sent twice").await?;
+        }
+    }
+    Ok(())
+}
+
+/// Record `key` reads back as `ws` holds its values (made now, if owed).
+async fn stored_as<S: Session>(s: &mut S, key: &[u8], ws: &WriteSet, what: &str) -> CheckResult {
+    let (st, rec) = read_all(s, key).await;
+    expect_status(&format!("read after the {what}"), st, Status::Ok)?;
+    for (i, v) in ws.iter() {
+        ensure!(
+            rec.get(i) == Some(v),
+            "{what}: field {i} read back as {} bytes, not the set's {} (first {:?}, not {:?})",
+            rec.get(i).map_or(0, |r| r.len()),
+            v.len(),
+            rec.get(i)
+                .map(|r| String::from_utf8_lossy(&r[..r.len().min(16)]).into_owned()),
+            String::from_utf8_lossy(&v[..v.len().min(16)])
+        );
+    }
+    Ok(())
+}
+
 /// `clear` empties the table: loaded keys read as not found, a scan from the
 /// first key finds nothing, and the table takes inserts again.
 pub(super) async fn clear<B: Binding>(

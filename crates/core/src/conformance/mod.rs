@@ -1,6 +1,7 @@
 //! The conformance suite every binding must pass: CRUD, missing keys, duplicate
 //! inserts under each semantics, update vs upsert, scan order and length, large
-//! and empty values, and `dataintegrity` verification.
+//! and empty values, `dataintegrity` verification, and values handed over
+//! owed (made where the binding sends them).
 //!
 //! A binding's tests invoke [`conformance_suite!`](crate::conformance_suite)
 //! with a function that opens a fresh, empty database for the given options;
@@ -22,6 +23,7 @@ pub const CHECKS: &[&str] = &[
     "scan",
     "large_and_empty_values",
     "data_integrity",
+    "owed_values",
     "batch_insert",
     "clear",
 ];
@@ -35,6 +37,7 @@ pub const CHECKS_WITHOUT_SCAN: &[&str] = &[
     "scans_refused",
     "large_and_empty_values",
     "data_integrity",
+    "owed_values",
     "batch_insert",
     "clear_refused",
 ];
@@ -124,6 +127,7 @@ pub fn run_check<B: Binding>(
             "batch_insert" => batch_insert(open).await,
             "large_and_empty_values" => large_and_empty_values(open).await,
             "data_integrity" => data_integrity(open).await,
+            "owed_values" => owed_values(open).await,
             "clear" => clear(open).await,
             "clear_refused" => clear_refused(open).await,
             other => Err(format!("no conformance check named {other}")),
@@ -141,11 +145,11 @@ macro_rules! conformance_suite {
     // `$available`: `fn() -> bool`, false to skip (a server binding outside CI
     // whose server is not running; it must panic in CI instead).
     ($open:expr, $available:expr) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity batch_insert clear);
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scan large_and_empty_values data_integrity owed_values batch_insert clear);
     };
     // A binding without scans (a key-value cache): it must refuse scan workloads at open.
     ($open:expr, $available:expr, without_scan) => {
-        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity batch_insert clear_refused);
+        $crate::conformance_suite!(@tests $open, $available; crud missing_keys insert_semantics update_semantics scans_refused large_and_empty_values data_integrity owed_values batch_insert clear_refused);
     };
     (@tests $open:expr, $available:expr; $($check:ident)*) => {
         $(

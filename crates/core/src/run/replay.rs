@@ -49,7 +49,7 @@ impl<B: Binding> Work for Replay<B> {
             session: self.binding.session().await?,
             stream: Stream::new(&self.shared, slot.seed),
             next: slot.index,
-            values: WriteSet::default(),
+            values: WriteSet::for_session::<B::Session>(),
             record: Record::with_fields(n),
             scan: ScanRows::with_fields(n),
         })

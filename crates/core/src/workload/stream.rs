@@ -70,6 +70,8 @@ impl SharedState {
 
 /// The path of the keys' own generator under a slot's seed.
 const KEYS_SEED: u64 = 0x6b65_7973; // "keys"
+/// The path of the seeds of the fillers the slot's write sets own.
+const OWED_SEED: u64 = 0x6f77_6564; // "owed"
 
 #[derive(Debug, Clone)]
 enum KeyChooser {
@@ -113,6 +115,9 @@ pub struct Stream {
     text: Option<Box<TextFiller>>,
     /// Scratch for deterministic values.
     scratch: Vec<u8>,
+    /// Seeds the filler of each write set that owes this stream's random
+    /// values (see [`WriteSet`]), one after another.
+    owing: u64,
 }
 
 const _: () =
@@ -188,6 +193,7 @@ impl Stream {
             scan_length,
             field_chooser: Uniform::new(0, c.field_count as u64 - 1),
             scratch: Vec::new(),
+            owing: crate::rng::derive_seed(seed, &[OWED_SEED]),
         }
     }
 
@@ -357,13 +363,20 @@ impl Stream {
         match fields {
             // random bytes for every field: the lengths first (drawn in the
             // same order), then one fill of every buffer, the same bytes
-            // as a fill per field
+            // as a fill per field; or, for a set that may owe them, made
+            // at their first use by the set's own filler (where a binding
+            // sends them, or in the set)
             Fields::All if !c.data_integrity && self.text.is_none() => {
                 for i in 0..c.field_count {
                     let len = self.field_length.next(&mut self.rng) as usize;
                     out.push_reuse(i).resize(len, 0); // a no-op when the length is unchanged
                 }
-                self.filler.fill_all(out.values_mut());
+                if out.may_owe() {
+                    let owing = &mut self.owing;
+                    out.owe(|| Filler::new(&mut Rng::new(crate::rng::splitmix64(owing))));
+                } else {
+                    self.filler.fill_all(out.values_mut());
+                }
             }
             Fields::All => {
                 for i in 0..c.field_count {

@@ -1,5 +1,7 @@
 //! RESP2 as the pipe speaks it: commands encoded in place, and the replies
 //! to GET and SET parsed from the input.
+use std::mem::MaybeUninit;
+use yardstick_core::binding::WriteSet;
 
 /// A RESP2 reply to GET or SET.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,12 +16,36 @@ pub(in crate::redis) enum Reply {
     Error(String),
 }
 
+/// A command's argument.
+#[derive(Clone, Copy)]
+pub(in crate::redis) enum Arg<'a> {
+    Bytes(&'a [u8]),
+    /// Entry `k` (of `len` bytes) of a write set: its bytes made straight
+    /// into the output when they are owed ([`WriteSet::write_entry`]).
+    Entry(&'a WriteSet, usize, usize),
+}
+
+impl<'a> Arg<'a> {
+    /// The write set's entry `k`.
+    pub(in crate::redis) fn entry(set: &'a WriteSet, k: usize) -> Option<Self> {
+        let (_, len) = set.lengths().nth(k)?;
+        Some(Arg::Entry(set, k, len))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Arg::Bytes(b) => b.len(),
+            Arg::Entry(_, _, len) => *len,
+        }
+    }
+}
+
 /// `*N $len arg ...` in RESP2, appended in place: one reservation for the
 /// whole command and one copy per argument. Appended piece by piece (a
 /// capacity check and a `memcpy` call for each of a SET's ten pieces, the
 /// lengths through `itoa`) it cost ~330 instructions a SET, a tenth of a
 /// pipelined SET's client CPU.
-pub(super) fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
+pub(super) fn encode(out: &mut Vec<u8>, args: &[Arg<'_>]) {
     // a header is a tag, at most 20 digits and CRLF; an argument its bytes and CRLF
     let room = HEAD + args.iter().map(|a| HEAD + a.len() + 2).sum::<usize>();
     out.reserve(room);
@@ -30,9 +56,17 @@ pub(super) fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
         let start = out.as_mut_ptr();
         let mut p = head(start.add(out.len()), b'*', args.len());
         for a in args {
-            p = head(p, b'$', a.len());
-            std::ptr::copy_nonoverlapping(a.as_ptr(), p, a.len());
-            p = p.add(a.len());
+            let len = a.len();
+            p = head(p, b'$', len);
+            match a {
+                Arg::Bytes(b) => std::ptr::copy_nonoverlapping(b.as_ptr(), p, len),
+                // `len` bytes of the reserved room, written, not read
+                Arg::Entry(set, k, _) => set.write_entry(
+                    *k,
+                    std::slice::from_raw_parts_mut(p.cast::<MaybeUninit<u8>>(), len),
+                ),
+            }
+            p = p.add(len);
             p.cast::<[u8; 2]>().write_unaligned(*b"\r\n");
             p = p.add(2);
         }

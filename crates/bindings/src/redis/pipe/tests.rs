@@ -74,17 +74,47 @@ fn a_bulk_reply_fills_a_spare_buffer_when_there_is_one() {
     assert_eq!(w, b"z");
 }
 
+fn args<'a>(a: &[&'a [u8]]) -> Vec<Arg<'a>> {
+    a.iter().map(|a| Arg::Bytes(a)).collect()
+}
+
+#[test]
+fn an_owed_value_is_made_in_the_output_as_the_set_would_make_it_and_alike_when_sent_again() {
+    use yardstick_core::binding::{Fields, WriteSet};
+    use yardstick_core::workload::{CoreConfig, Properties, SharedState, Stream};
+    let mut props = Properties::new();
+    for kv in ["fieldcount=1", "fieldlength=1000"] {
+        props.set_override(kv).unwrap();
+    }
+    let shared = SharedState::new(CoreConfig::from_properties(&props).unwrap());
+    let mut stream = Stream::new(&shared, 4);
+    let mut ws = WriteSet::owing();
+    stream.values(&shared, b"k", Fields::All, &mut ws);
+    let (mut out, set) = (b"held".to_vec(), Arg::entry(&ws, 0).unwrap());
+    for _ in 0..2 {
+        encode(&mut out, &[Arg::Bytes(b"SET"), Arg::Bytes(b"k"), set]);
+    }
+    // the set made afterwards: its bytes are the ones sent, both times
+    let v = ws.iter().next().unwrap().1;
+    assert!(v.len() == 1000 && v.iter().all(|b| (0x20..=0x5F).contains(b)));
+    let mut want = b"held".to_vec();
+    for _ in 0..2 {
+        encode(&mut want, &args(&[b"SET", b"k", v]));
+    }
+    assert_eq!(out, want);
+    assert!(Arg::entry(&ws, 1).is_none(), "no second entry");
+}
+
 #[test]
 fn commands_are_resp_arrays_of_bulk_strings() {
     let mut out = Vec::new();
-    encode(&mut out, &[b"SET", b"k", b""]);
+    encode(&mut out, &args(&[b"SET", b"k", b""]));
     assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
     // appended after what is there, lengths of every number of digits
     let big = vec![b'v'; 123_456];
     let mut expected = out.clone();
     for len in [0, 1, 9, 10, 99, 100, 999, 1000, 12_345, 123_456] {
-        let args: [&[u8]; 2] = [b"GET", &big[..len]];
-        encode(&mut out, &args);
+        encode(&mut out, &args(&[b"GET", &big[..len]]));
         expected.extend_from_slice(format!("*2\r\n$3\r\nGET\r\n${len}\r\n").as_bytes());
         expected.extend_from_slice(&big[..len]);
         expected.extend_from_slice(b"\r\n");
@@ -93,7 +123,7 @@ fn commands_are_resp_arrays_of_bulk_strings() {
     // a command of many arguments: the array's count in two digits
     let many: Vec<&[u8]> = std::iter::repeat_n(&b"ab"[..], 12).collect();
     let mut out = Vec::new();
-    encode(&mut out, &many);
+    encode(&mut out, &args(&many));
     assert!(out.starts_with(b"*12\r\n$2\r\nab\r\n"), "{out:?}");
     assert_eq!(out.len(), 5 + 12 * 8);
 }
@@ -190,7 +220,7 @@ async fn get(p: &Pipe, key: &str) -> Result<Reply, Broken> {
 
 /// A GET of one of `sharers` sessions, started now.
 async fn get_of(p: &Pipe, key: &str, sharers: usize) -> Result<Reply, Failed> {
-    p.send(&[b"GET", key.as_bytes()], sharers, CallTimer::now()).unwrap().await
+    p.send(&args(&[b"GET", key.as_bytes()]), sharers, CallTimer::now()).unwrap().await
 }
 
 #[test]
@@ -222,7 +252,7 @@ fn the_command_that_makes_a_batch_whole_writes_it_without_waiting_for_the_first(
             // three sessions share the pipe: the third command makes the batch
             let mut calls: Vec<_> = ["one", "two", "six"]
                 .iter()
-                .map(|k| Box::pin(p.send(&[b"GET", k.as_bytes()], 3, CallTimer::now()).unwrap()))
+                .map(|k| Box::pin(p.send(&args(&[b"GET", k.as_bytes()]), 3, CallTimer::now()).unwrap()))
                 .collect();
             assert!(calls[0].as_mut().poll(&mut cx).is_pending());
             assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the first yields to write later");

@@ -55,7 +55,7 @@ impl<B: Binding> Work for Ycsb<B> {
             stream: Stream::new(&self.shared, slot.seed),
             b: Buffers {
                 key: KeyBuf::default(),
-                values: WriteSet::default(),
+                values: WriteSet::for_session::<B::Session>(),
                 record: Record::with_fields(fields),
                 scan: ScanRows::with_fields(fields),
                 batch: Batch::default(),
