@@ -130,7 +130,7 @@ impl WriteSet {
     /// Makes the owed bytes in the entries now (what [`Self::iter`] does
     /// first).
     #[inline]
-    pub fn settle(&self) {
+    fn settle(&self) {
         if self.state.get() != State::Settled {
             self.make();
         }
@@ -143,10 +143,9 @@ impl WriteSet {
         // settles first); this is the one write through `&self`, and
         // nothing it calls reaches the set.
         let entries = unsafe { &mut *self.entries.get() };
-        let fillers = self.fillers.as_deref().expect("owed bytes have fillers");
         // SAFETY: no other reference to the cell is out (only `make` and
         // `fill` make them, and they end with them).
-        let from = unsafe { &mut *fillers[self.at.get()].as_ptr() };
+        let from = unsafe { &mut *self.fillers()[self.at.get()].as_ptr() };
         // in place: the start is not needed again once the bytes are in
         // the set (the other filler, if they were lent, is where this one
         // ends)
@@ -162,12 +161,19 @@ impl WriteSet {
     /// which it leaves past them.
     #[inline(always)]
     fn fill(&self, fill: impl FnOnce(&Filler, &mut Filler)) {
-        let fillers = self.fillers.as_deref().expect("owed bytes have fillers");
-        let at = self.at.get();
+        let (fillers, at) = (self.fillers(), self.at.get());
         // SAFETY: two distinct cells, and no reference to either is out:
         // only this function makes them, and they end with it.
         let (from, to) = unsafe { (&*fillers[at].as_ptr(), &mut *fillers[1 - at].as_ptr()) };
         fill(from, to);
+    }
+
+    /// The fillers of a set that owes (made at its first owing).
+    #[inline(always)]
+    fn fillers(&self) -> &[Cell<Filler>; 2] {
+        self.fillers
+            .as_deref()
+            .expect("a set that owes has its fillers")
     }
 
     /// The values' buffers, to fill in place (the set owes nothing).
