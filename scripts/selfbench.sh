@@ -9,7 +9,8 @@
 # Then, against the test servers (scripts/services starts them), the peers
 # side by side, median of 6 rounds (each tool first in half of them): Redis
 # GET and SET of 1 KB values against redis-benchmark (16 connections from
-# one thread, pipeline depth 1 and 16), and PostgreSQL point selects against
+# one thread, pipeline depth 1 and 16, the server on one core and the client
+# on the other, with the server's CPU per command), and PostgreSQL point selects against
 # pgbench -S -M prepared (16 connections, 2 threads), each with its client
 # CPU per operation (the peer's from getrusage of its process) and the
 # ratios yardstick / peer.
@@ -31,7 +32,9 @@ ops=${1:-20000000}
 cargo build --release --quiet
 bin=target/release/yardstick
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+# the Redis server's cores, when the Redis rows pinned it; restored at any exit
+unpin=
+trap '[ -z "$unpin" ] || taskset -pc "$unpin" "$redis_pid" >/dev/null; rm -rf "$out"' EXIT
 printf '%-28s %8s %14s %14s %10s %10s\n' "workload" "threads" "ops/s" "CPU ns/op" "peak MiB" "floor ns"
 for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfields=true"; do
     IFS=: read -r label wl extra <<<"$spec"
@@ -152,9 +155,47 @@ PY
 echo
 printf '%-34s %10s %10s %9s %8s %8s %9s\n' "peer comparison (16 connections)" "ops/s" "peer" "ratio" "CPU ns" "peer" "ratio"
 redis_url="redis://:benchpw@127.0.0.1:$redis_port"
-# yardstick's keys for GET, 1 KB each, as redis-benchmark -d 1000 writes
+# yardstick's keys as long as redis-benchmark's, 16 bytes (k:user and ten
+# digits, against key: and twelve), uniform over 100,000 of them, 1 KB
+# values: the same bytes for the server to parse, hash and compare per
+# command. YCSB's hashed keys under the prefix were 33 bytes: a GET was 53
+# bytes on the wire against 36, and its reply was the same.
+redis_keys=(-p recordcount=100000 -p insertorder=ordered -p zeropadding=10 -p fieldcount=1 -p fieldlength=1000)
 # runs: yardstick
-"$bin" load --db "$redis_url?model=string&prefix=selfbench:" -P workloadc -p recordcount=100000 -p fieldcount=1 -p fieldlength=1000 --batch 1000 -q --out "$out/load.json" >/dev/null
+"$bin" load --db "$redis_url?model=string&prefix=k:" -P workloadc "${redis_keys[@]}" --batch 1000 -q --out "$out/load.json" >/dev/null
+# Redis's one thread on one core and either client on the other, when the
+# host has two, as a server and its load generator are placed for a
+# measurement: neither waits for the other's core, and both tools run in the
+# same places. At depth 16 the server is the limit for both clients, so its
+# own CPU per command under each, and how busy that kept it, are shown too.
+redis_pid=$(cat "${YARDSTICK_SERVICES_DIR:-/tmp/yardstick-services}/redis/redis.pid")
+# on_client: the prefix that runs a client on the other core
+on_client=()
+if [ "$(nproc)" -ge 2 ]; then
+    need taskset
+    unpin=$(taskset -pc "$redis_pid" | sed 's/.*: //')
+    taskset -pc 0 "$redis_pid" >/dev/null
+    on_client=(taskset -c 1)
+fi
+# server_snap: the nanoseconds the Redis server's main thread (which serves
+# every command) has run so far (/proc/PID/stat counts 10 ms ticks)
+server_snap() {
+    local ran _
+    read -r ran _ <"/proc/$redis_pid/schedstat"
+    echo "$ran"
+}
+# server_use BEFORE RATES FILE: appends to FILE the server's CPU per command
+# since BEFORE (a server_snap; $peer_ops commands, start-up included) and
+# how busy that kept it at the client's measured rate (the last line of
+# RATES): near 100%, the server is the limit
+server_use() {
+    local now
+    now=$(server_snap)
+    python3 -c 'import sys
+c0, c1 = float(sys.argv[1]), float(sys.argv[2])
+ns = (c1 - c0) / int(sys.argv[3]); rate = float(open(sys.argv[4]).read().split("\n")[-2].split()[0])
+print("%.0f %.1f" % (ns, ns * rate / 1e7))' "$1" "$now" "$peer_ops" "$2" >>"$3"
+}
 # redis-benchmark's own keys, drawn at random: 1,000,000 draws leave ~5 of
 # its 100,000 keys unwritten (200,000 left 13%: GETs answered nil,
 # 5 bytes instead of 1 KB, cheaper for the peer than for yardstick)
@@ -162,6 +203,8 @@ redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw -t set -r 100000 -n 100
 for depth in 1 16; do
     for test in get set; do
         : >"$out/y" && : >"$out/p"
+        srv=$out/server-$test-$depth
+        : >"$srv.y" && : >"$srv.p"
         mix=(-p readproportion=1 -p updateproportion=0)
         [ "$test" = set ] && mix=(-p readproportion=0 -p updateproportion=1 -p writeallfields=true -p update.semantics=upsert)
         # 16 connections with DEPTH requests in flight on each, from one
@@ -169,18 +212,24 @@ for depth in 1 16; do
         # server on this 2-core host: 0.93x its throughput against 0.95x
         # for GET, 0.93x against 0.99x for SET, at depth 16)
         redis_yardstick() {
-            # runs: yardstick
-            "$bin" run --db "$redis_url?model=string&prefix=selfbench:&pipeline=$depth" -P workloadc -p recordcount=100000 \
-                -p fieldcount=1 -p fieldlength=1000 -p requestdistribution=uniform -p "operationcount=$peer_ops" "${mix[@]}" \
+            local before
+            before=$(server_snap)
+            # runs: taskset yardstick
+            "${on_client[@]}" "$bin" run --db "$redis_url?model=string&prefix=k:&pipeline=$depth" -P workloadc "${redis_keys[@]}" \
+                -p requestdistribution=uniform -p "operationcount=$peer_ops" "${mix[@]}" \
                 --threads 1 --concurrency $((16 * depth)) -q --out "$out/r.json" >/dev/null
             yardstick_rate "$out/r.json" >>"$out/y"
+            server_use "$before" "$out/y" "$srv.y"
         }
         redis_peer() {
-            local cpu wall rate
-            read -r cpu wall _ < <(cpu_of "$out/peer.txt" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw \
+            local cpu wall rate before
+            before=$(server_snap)
+            # runs: taskset redis-benchmark
+            read -r cpu wall _ < <(cpu_of "$out/peer.txt" "${on_client[@]}" redis-benchmark -h 127.0.0.1 -p "$redis_port" -a benchpw \
                 -t "$test" -r 100000 -n "$peer_ops" -d 1000 -c 16 -P "$depth" -q)
             rate=$(grep -o '[0-9.]* requests per second' "$out/peer.txt" | tail -1 | cut -d' ' -f1)
             peer_rate "$rate" "$cpu"
+            server_use "$before" "$out/p" "$srv.p"
         }
         for round in $(seq "$rounds"); do
             if yardstick_first "$round"; then
@@ -194,6 +243,17 @@ for depth in 1 16; do
         row "Redis ${test^^} 1 KB, depth $depth" "$out/y" "$out/p"
     done
 done
+# the server is the limit where it is busy (near 100%) under both clients
+echo
+printf '%-34s %10s %10s %9s %8s %8s %9s\n' "Redis server under each client" "CPU ns/cmd" "peer" "ratio" "busy %" "peer" "ratio"
+for depth in 1 16; do
+    for test in get set; do
+        row "Redis ${test^^} 1 KB, depth $depth" "$out/server-$test-$depth.y" "$out/server-$test-$depth.p"
+    done
+done
+# the server's cores back as they were
+[ -z "$unpin" ] || taskset -pc "$unpin" "$redis_pid" >/dev/null
+unpin=
 
 # pgbench's accounts: 1,000,000 rows at scale 10; yardstick's table the same size
 # runs: pgbench
