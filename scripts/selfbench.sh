@@ -193,8 +193,8 @@ server_use() {
     now=$(server_snap)
     python3 -c 'import sys
 c0, c1 = float(sys.argv[1]), float(sys.argv[2])
-ns = (c1 - c0) / int(sys.argv[3]); rate = float(open(sys.argv[4]).read().split("\n")[-2].split()[0])
-print("%.0f %.1f" % (ns, ns * rate / 1e7))' "$1" "$now" "$peer_ops" "$2" >>"$3"
+ns = (c1 - c0) / int(sys.argv[3]); rate = float(sys.argv[4].split()[0])
+print("%.0f %.1f" % (ns, ns * rate / 1e7))' "$1" "$now" "$peer_ops" "$(tail -1 "$2")" >>"$3"
 }
 # redis-benchmark's own keys, drawn at random: 1,000,000 draws leave ~5 of
 # its 100,000 keys unwritten (200,000 left 13%: GETs answered nil,
