@@ -21,7 +21,8 @@
 # Usage: scripts/selfbench.sh [operationcount]   (default 20000000)
 #        SELFBENCH_PEER_OPS=N (default 400000 per peer run), SELFBENCH_PEERS=0 skips them
 #        SELFBENCH_ROUNDS=N (default 6): rounds of each peer comparison (each
-#        tool runs first in every other round)
+#        tool runs first in every other round; three times as many at Redis
+#        depth 16, where the server is the limit and moves between runs)
 #        SELFBENCH_CQL_OPS=N (default 200000 inserts per run), SELFBENCH_CQL=0 skips Cassandra
 #        SELFBENCH_TOOLS=DIR (default /var/tmp/yardstick-selfbench): where latte is built
 set -euo pipefail
@@ -35,23 +36,42 @@ out=$(mktemp -d)
 # the Redis server's cores, when the Redis rows pinned it; restored at any exit
 unpin=
 trap '[ -z "$unpin" ] || taskset -pc "$unpin" "$redis_pid" >/dev/null; rm -rf "$out"' EXIT
-printf '%-28s %8s %14s %14s %10s %10s\n' "workload" "threads" "ops/s" "CPU ns/op" "peak MiB" "floor ns"
+printf '%-28s %8s %14s %14s %10s %10s %8s\n' "workload" "threads" "ops/s" "CPU ns/op" "peak MiB" "floor ns" "cores"
 for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfields=true"; do
     IFS=: read -r label wl extra <<<"$spec"
-    for t in 1 2 16; do
-        args=(run --db null:// -P "$wl" -p recordcount=1000000 -p "operationcount=$ops" --threads "$t" -q --format json --out "$out/r.json")
-        [ -n "$extra" ] && args+=(-p "$extra")
-        # three runs, the one of median CPU per operation shown: one run
-        # moves with the host (82 to 104 ns for workload C within minutes)
-        : >"$out/n"
-        for _ in 1 2 3; do
+    # three rounds of 1, 2 and 16 threads in turn, so that the host's drift
+    # over the minutes of a workload's runs falls on every thread count
+    # alike; each row shows the run of median CPU per operation (one run
+    # moves with the host: 82 to 104 ns for workload C within minutes)
+    for t in 1 2 16; do : >"$out/n$t"; done
+    for _ in 1 2 3; do
+        for t in 1 2 16; do
+            args=(run --db null:// -P "$wl" -p recordcount=1000000 -p "operationcount=$ops" --threads "$t" -q --format json --out "$out/r.json")
+            [ -n "$extra" ] && args+=(-p "$extra")
             # runs: yardstick
             "$bin" "${args[@]}" 2>/dev/null |
-                python3 -c 'import json,sys; r=json.load(sys.stdin); c=r["client"]; print("%.0f %.1f %.1f %.0f" % (r["totals"]["ops_per_sec"], c["cpu_ns_per_op"], c["peak_rss_bytes"] / 2**20, c["floor"]["ns_per_op"]))' >>"$out/n"
+                python3 -c 'import json,sys; r=json.load(sys.stdin); c=r["client"]; print("%.0f %.1f %.1f %.0f %.2f" % (r["totals"]["ops_per_sec"], c["cpu_ns_per_op"], c["peak_rss_bytes"] / 2**20, c["floor"]["ns_per_op"], c["cpu_cores_used"]))' >>"$out/n$t"
         done
-        sort -n -k2 "$out/n" | sed -n 2p |
-            { read -r rate ns mib floor; printf '%-28s %8s %14s %14.0f %10s %10s\n' "$label" "$t" "$rate" "$ns" "$mib" "$floor"; }
     done
+    for t in 1 2 16; do
+        sort -n -k2 "$out/n$t" | sed -n 2p |
+            {
+                read -r rate ns mib floor cores
+                printf '%-28s %8s %14s %14.0f %10s %10s %8s\n' "$label" "$t" "$rate" "$ns" "$mib" "$floor" "$cores"
+            }
+    done
+    # 2 threads against 1, median of the rounds' own ratios: of ops/s
+    # (linear is 2.00x where the host gives the run two whole cores; other
+    # processes, a test server's JVM among them, and the host's other
+    # guests take from it) and of ops/s per core the run got (the harness's
+    # own scaling: 1.00x when a second thread costs the first nothing)
+    python3 - "$label" "$out/n1" "$out/n2" <<'PY'
+import statistics as st, sys
+one, two = ([list(map(float, l.split())) for l in open(f)] for f in sys.argv[2:4])
+rate = st.median(b[0] / a[0] for a, b in zip(one, two))
+per_core = st.median((b[0] / b[4]) / (a[0] / a[4]) for a, b in zip(one, two))
+print("%-28s 2 threads / 1: %.2fx ops/s, %.2fx ops/s per core used" % (sys.argv[1], rate, per_core))
+PY
 done
 
 # --trace's cost: workload C at 1 thread with and without a trace, side by
@@ -66,7 +86,10 @@ for mode in plain traced plain traced plain traced; do
         python3 -c 'import json,sys; r=json.load(sys.stdin); t=r.get("trace"); print("%.0f %.1f %s" % (r["totals"]["ops_per_sec"], r["client"]["cpu_ns_per_op"], "%.1f" % (t["bytes"]/t["records"]) if t else "-"))' >>"$out/$mode"
 done
 for mode in plain traced; do
-    sort -n -k2 "$out/$mode" | sed -n 2p | { read -r rate ns b; printf '%-28s %14s %14s %14s\n' "$mode" "$rate" "$ns" "$b"; }
+    sort -n -k2 "$out/$mode" | sed -n 2p | {
+        read -r rate ns b
+        printf '%-28s %14s %14s %14s\n' "$mode" "$rate" "$ns" "$b"
+    }
 done
 python3 - "$out/plain" "$out/traced" <<'PY'
 import sys
@@ -133,7 +156,8 @@ yardstick_first() {
 # CPU-ns" lines, and each ratio the median of the rounds' own ratios (line k
 # of one file against line k of the other: the two runs of a round are
 # seconds apart, so the host's drift over the minutes of the rows cancels
-# out); a third column (peak MiB), when there, is printed beside
+# out), with the first and third quartiles of the rounds' first ratios (the
+# host's noise, seen); a third column (peak MiB), when there, is printed beside
 row() {
     python3 - "$@" <<'PY'
 import statistics as st, sys
@@ -145,7 +169,11 @@ def med(rs):
 yr, pr = rows(ys), rows(peer)
 y, p = med(yr), med(pr)
 ratio = [st.median(a[i] / b[i] for a, b in zip(yr, pr)) for i in (0, 1)]
-line = "%-34s %10.0f %10.0f %8.2fx %8.0f %8.0f %8.2fx" % (label, y[0], p[0], ratio[0], y[1], p[1], ratio[1])
+# the spread of the rounds' first ratios: their first and third quartiles
+first = [a[0] / b[0] for a, b in zip(yr, pr)]
+q1, _, q3 = st.quantiles(first, n=4) if len(first) > 1 else first * 3
+line = "%-34s %10.0f %10.0f %8.2fx %11s %8.0f %8.0f %8.2fx" % (
+    label, y[0], p[0], ratio[0], "%.2f-%.2f" % (q1, q3), y[1], p[1], ratio[1])
 if len(y) > 2:
     line += " %8.1f %8.1f" % (y[2], p[2])
 print(line)
@@ -153,7 +181,7 @@ PY
 }
 
 echo
-printf '%-34s %10s %10s %9s %8s %8s %9s\n' "peer comparison (16 connections)" "ops/s" "peer" "ratio" "CPU ns" "peer" "ratio"
+printf '%-34s %10s %10s %9s %11s %8s %8s %9s\n' "peer comparison (16 connections)" "ops/s" "peer" "ratio" "q1-q3" "CPU ns" "peer" "ratio"
 redis_url="redis://:benchpw@127.0.0.1:$redis_port"
 # yardstick's keys as long as redis-benchmark's, 16 bytes (k:user and ten
 # digits, against key: and twelve), uniform over 100,000 of them, 1 KB
@@ -231,7 +259,12 @@ for depth in 1 16; do
             peer_rate "$rate" "$cpu"
             server_use "$before" "$out/p" "$srv.p"
         }
-        for round in $(seq "$rounds"); do
+        # at depth 16 the server is the limit under either client and its
+        # CPU per command moves by +-10% between runs of one client: three
+        # times the rounds (1 s runs) for the median's sake
+        n=$rounds
+        [ "$depth" = 1 ] || n=$((3 * rounds))
+        for round in $(seq "$n"); do
             if yardstick_first "$round"; then
                 redis_yardstick
                 redis_peer
@@ -245,7 +278,7 @@ for depth in 1 16; do
 done
 # the server is the limit where it is busy (near 100%) under both clients
 echo
-printf '%-34s %10s %10s %9s %8s %8s %9s\n' "Redis server under each client" "CPU ns/cmd" "peer" "ratio" "busy %" "peer" "ratio"
+printf '%-34s %10s %10s %9s %11s %8s %8s %9s\n' "Redis server under each client" "CPU ns/cmd" "peer" "ratio" "q1-q3" "busy %" "peer" "ratio"
 for depth in 1 16; do
     for test in get set; do
         row "Redis ${test^^} 1 KB, depth $depth" "$out/server-$test-$depth.y" "$out/server-$test-$depth.p"
@@ -318,7 +351,7 @@ pub async fn run(db, i) {
 }
 RN
 echo
-printf '%-34s %10s %10s %9s %8s %8s %9s %8s %8s\n' "Cassandra inserts (256 in flight)" "ops/s" "latte" "ratio" "CPU ns" "latte" "ratio" "MiB" "latte"
+printf '%-34s %10s %10s %9s %11s %8s %8s %9s %8s %8s\n' "Cassandra inserts (256 in flight)" "ops/s" "latte" "ratio" "q1-q3" "CPU ns" "latte" "ratio" "MiB" "latte"
 cql_peer() {
     local cpu wall rss
     # latte writes its logs where it runs: in the scratch directory
