@@ -18,7 +18,7 @@
 # $SELFBENCH_TOOLS), same row shape and concurrency: each tool's own
 # throughput; client CPU per insert and peak memory of the whole process
 # (start-up included), both read from outside by getrusage.
-# Usage: scripts/selfbench.sh [operationcount]   (default 20000000)
+# Usage: scripts/selfbench.sh [OPERATIONCOUNT]   (default 20000000 per null:// run)
 #        SELFBENCH_PEER_OPS=N (default 400000 per peer run), SELFBENCH_PEERS=0 skips them
 #        SELFBENCH_ROUNDS=N (default 6): rounds of each peer comparison (each
 #        tool runs first in every other round; three times as many at Redis
@@ -29,7 +29,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
+usage="usage: scripts/selfbench.sh [OPERATIONCOUNT]"
+# whole NAME VALUE: VALUE, a positive whole number, or a one-line error
+whole() {
+    case $2 in
+    -*) die "unknown option $2; $usage" ;;
+    '' | *[!0-9]*) die "$1=$2 is not a positive whole number; try the default, $3" ;;
+    esac
+    [ "$2" -gt 0 ] || die "$1=$2 is not a positive whole number; try the default, $3"
+}
+[ $# -le 1 ] || die "too many arguments; $usage"
 ops=${1:-20000000}
+whole OPERATIONCOUNT "$ops" 20000000
+whole SELFBENCH_PEER_OPS "${SELFBENCH_PEER_OPS:-400000}" 400000
+whole SELFBENCH_ROUNDS "${SELFBENCH_ROUNDS:-6}" 6
+whole SELFBENCH_CQL_OPS "${SELFBENCH_CQL_OPS:-200000}" 200000
 cargo build --release --quiet
 bin=target/release/yardstick
 out=$(mktemp -d)
@@ -43,10 +57,18 @@ for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfie
     # over the minutes of a workload's runs falls on every thread count
     # alike; each row shows the run of median CPU per operation (one run
     # moves with the host: 82 to 104 ns for workload C within minutes)
-    for t in 1 2 16; do : >"$out/n$t"; done
+    # and 1 and 2 threads for a fixed 1.5 s ("d"), where every thread works
+    # to the end: with operationcount each thread does its even share (as
+    # YCSB splits it), and on a host that slows one core the other thread
+    # finishes first and waits
+    for t in 1 2 16 d1 d2; do : >"$out/n$t"; done
     for _ in 1 2 3; do
-        for t in 1 2 16; do
-            args=(run --db null:// -P "$wl" -p recordcount=1000000 -p "operationcount=$ops" --threads "$t" -q --format json --out "$out/r.json")
+        for t in 1 2 16 d1 d2; do
+            args=(run --db null:// -P "$wl" -p recordcount=1000000 --threads "${t#d}" -q --format json --out "$out/r.json")
+            case $t in
+            d*) args+=(--duration 1500ms) ;;
+            *) args+=(-p "operationcount=$ops") ;;
+            esac
             [ -n "$extra" ] && args+=(-p "$extra")
             # runs: yardstick
             "$bin" "${args[@]}" 2>/dev/null |
@@ -65,12 +87,15 @@ for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfie
     # processes, a test server's JVM among them, and the host's other
     # guests take from it) and of ops/s per core the run got (the harness's
     # own scaling: 1.00x when a second thread costs the first nothing)
-    python3 - "$label" "$out/n1" "$out/n2" <<'PY'
+    python3 - "$label" "$out/n1" "$out/n2" "$out/nd1" "$out/nd2" <<'PY'
 import statistics as st, sys
-one, two = ([list(map(float, l.split())) for l in open(f)] for f in sys.argv[2:4])
-rate = st.median(b[0] / a[0] for a, b in zip(one, two))
-per_core = st.median((b[0] / b[4]) / (a[0] / a[4]) for a, b in zip(one, two))
-print("%-28s 2 threads / 1: %.2fx ops/s, %.2fx ops/s per core used" % (sys.argv[1], rate, per_core))
+one, two, d1, d2 = ([list(map(float, l.split())) for l in open(f)] for f in sys.argv[2:6])
+def ratios(one, two):
+    rate = st.median(b[0] / a[0] for a, b in zip(one, two))
+    per_core = st.median((b[0] / b[4]) / (a[0] / a[4]) for a, b in zip(one, two))
+    return rate, per_core, st.median(b[4] for b in two)
+print("%-28s 2 threads / 1: %.2fx ops/s, %.2fx ops/s per core used (%.2f cores); for 1.5 s: %.2fx, %.2fx (%.2f cores)"
+      % ((sys.argv[1],) + ratios(one, two) + ratios(d1, d2)))
 PY
 done
 

@@ -326,7 +326,7 @@ fn need_installs_nothing_present_and_refuses_an_undeclared_program() {
 
 /// `script` given `option`: one line naming it and the usage, exit 2.
 fn refuses_an_unknown_option(script: &str, option: &str, usage: &str) {
-    // runs: scripts/fresh-check scripts/flamegraph.sh
+    // runs: scripts/fresh-check scripts/flamegraph.sh scripts/selfbench.sh
     let r = run(Command::new(repo().join(script)).arg(option));
     assert_eq!(r.code, 2);
     assert!(
@@ -353,6 +353,37 @@ fn the_flame_graph_refuses_an_unknown_option_before_any_work() {
         "scripts/flamegraph.sh",
         "--svg",
         "scripts/flamegraph.sh [-o OUT.svg] [-- YARDSTICK-ARGS...]",
+    );
+}
+
+#[test]
+fn the_self_benchmark_refuses_bad_arguments_before_any_work() {
+    refuses_an_unknown_option(
+        "scripts/selfbench.sh",
+        "--fast",
+        "scripts/selfbench.sh [OPERATIONCOUNT]",
+    );
+    // runs: scripts/selfbench.sh
+    let r = run(Command::new(repo().join("scripts/selfbench.sh"))
+        .arg("1e6")
+        .env("SELFBENCH_ROUNDS", "6"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.trim().ends_with(
+            "selfbench.sh: OPERATIONCOUNT=1e6 is not a positive whole number; try the default, 20000000"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    // runs: scripts/selfbench.sh
+    let r = run(Command::new(repo().join("scripts/selfbench.sh")).env("SELFBENCH_ROUNDS", "0"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("SELFBENCH_ROUNDS=0 is not a positive whole number"),
+        "{}",
+        r.stderr
     );
 }
 
