@@ -30,20 +30,27 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 usage="usage: scripts/selfbench.sh [OPERATIONCOUNT]"
-# whole NAME VALUE: VALUE, a positive whole number, or a one-line error
+# whole NAME VALUE DEFAULT: nothing when VALUE is a positive whole number,
+# else a one-line error
 whole() {
     case $2 in
-    -*) die "unknown option $2; $usage" ;;
-    '' | *[!0-9]*) die "$1=$2 is not a positive whole number; try the default, $3" ;;
-    esac
-    [ "$2" -gt 0 ] || die "$1=$2 is not a positive whole number; try the default, $3"
+    '' | *[!0-9]*) false ;;
+    *) [ "$2" -gt 0 ] ;;
+    esac || die "$1=$2 is not a positive whole number; try the default, $3"
 }
 [ $# -le 1 ] || die "too many arguments; $usage"
+case ${1:-} in -*) die "unknown option $1; $usage" ;; esac
 ops=${1:-20000000}
+peer_ops=${SELFBENCH_PEER_OPS:-400000}
+# rounds of each comparison: at depth 16 both Redis clients run the server
+# at its limit and the host's speed decides the ratio; 3 rounds read from
+# 0.87x to 1.02x for the same build within an hour
+rounds=${SELFBENCH_ROUNDS:-6}
+cql_ops=${SELFBENCH_CQL_OPS:-200000}
 whole OPERATIONCOUNT "$ops" 20000000
-whole SELFBENCH_PEER_OPS "${SELFBENCH_PEER_OPS:-400000}" 400000
-whole SELFBENCH_ROUNDS "${SELFBENCH_ROUNDS:-6}" 6
-whole SELFBENCH_CQL_OPS "${SELFBENCH_CQL_OPS:-200000}" 200000
+whole SELFBENCH_PEER_OPS "$peer_ops" 400000
+whole SELFBENCH_ROUNDS "$rounds" 6
+whole SELFBENCH_CQL_OPS "$cql_ops" 200000
 cargo build --release --quiet
 bin=target/release/yardstick
 out=$(mktemp -d)
@@ -61,9 +68,10 @@ for spec in "C:workloadc:" "A:workloada:" "A, 1 KB updates:workloada:writeallfie
     # to the end: with operationcount each thread does its even share (as
     # YCSB splits it), and on a host that slows one core the other thread
     # finishes first and waits
-    for t in 1 2 16 d1 d2; do : >"$out/n$t"; done
+    kinds=(1 2 16 d1 d2)
+    for t in "${kinds[@]}"; do : >"$out/n$t"; done
     for _ in 1 2 3; do
-        for t in 1 2 16 d1 d2; do
+        for t in "${kinds[@]}"; do
             args=(run --db null:// -P "$wl" -p recordcount=1000000 --threads "${t#d}" -q --format json --out "$out/r.json")
             case $t in
             d*) args+=(--duration 1500ms) ;;
@@ -125,11 +133,6 @@ PY
 [ "${SELFBENCH_PEERS:-1}" = 0 ] && exit 0
 
 # --- the peers on the test servers ------------------------------------------
-peer_ops=${SELFBENCH_PEER_OPS:-400000}
-# rounds of each comparison: at depth 16 both Redis clients run the server
-# at its limit and the host's speed decides the ratio; 3 rounds read from
-# 0.87x to 1.02x for the same build within an hour
-rounds=${SELFBENCH_ROUNDS:-6}
 need redis-benchmark redis-cli pgbench
 scripts/services start redis postgres >/dev/null
 pg_dir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
@@ -359,7 +362,6 @@ row "PostgreSQL point select" "$out/y" "$out/p"
 
 # --- Cassandra inserts against latte ------------------------------------------
 [ "${SELFBENCH_CQL:-1}" = 0 ] && exit 0
-cql_ops=${SELFBENCH_CQL_OPS:-200000}
 tools=${SELFBENCH_TOOLS:-/var/tmp/yardstick-selfbench}
 latte=$tools/bin/latte
 if [ ! -x "$latte" ]; then
