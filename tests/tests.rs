@@ -26,6 +26,7 @@ mod merge;
 mod metrics;
 mod mongodb;
 mod mysql;
+mod observe;
 mod output;
 mod postgres;
 mod report;

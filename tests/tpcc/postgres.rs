@@ -60,6 +60,22 @@ fn load_with_copy_run_and_check_on_postgresql() {
     assert!(v["tpmc"].as_f64().unwrap() > 0.0);
     assert_eq!(v["transactions"]["NEW-ORDER"]["errors"], 0);
     assert_checks_pass(&v);
+    // observed per transaction: the server's CPU and its own commit count
+    let o = &v["observation"];
+    let done: u64 = v["transactions"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(o["per_operation"]["operations"], done);
+    assert!(
+        o["per_operation"]["server_cpu_us"].as_f64().unwrap() > 0.0,
+        "{}",
+        o["per_operation"]
+    );
+    assert!(o["series"]["db.commits"]["measured"].as_f64().unwrap() > 0.0);
+    assert!(o["configuration"]["postgresql"]["port"].is_string());
     let all = format!(
         "{}{}{}{}",
         l.stdout,

@@ -58,6 +58,13 @@ pub fn open<V: WithBinding>(
     dispatch(&Target::parse(url)?, opts, visitor)
 }
 
+/// The database's own statistics for observation, from `url` alone (for
+/// runs that do not open the binding, as TPC-C); `None` when its binding
+/// has none or the URL cannot be read.
+pub fn statistics(url: &str) -> Option<Box<dyn yardstick_core::observe::Source>> {
+    dispatch_statistics(&Target::parse(url).ok()?)
+}
+
 /// Checks `url` without opening anything: a scheme this binary drives, and
 /// only options its binding accepts, the shared ones (timeouts,
 /// `tls_insecure`) well formed. Suites and matrices check every phase's URL

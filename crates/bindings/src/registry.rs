@@ -55,6 +55,12 @@ pub trait Registered: Binding + Sized {
     const DESCRIPTOR: Descriptor;
     /// Connects (or opens files) and prepares the schema `opts` describes.
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError>;
+
+    /// The database's statistics for a run that does not open the binding
+    /// (TPC-C), from the URL alone; `None` when it has none.
+    fn statistics(_target: &Target) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        None
+    }
 }
 
 /// One row of the registry.
@@ -193,6 +199,25 @@ macro_rules! registry {
             )*
             // find() returns only built entries, each of which has a line above
             Err(BindingError::Unsupported(format!("{name}:// has no dispatch line in this build")))
+        }
+
+        /// The statistics source of the built binding `target` names.
+        fn dispatch_statistics(
+            target: &$crate::url::Target,
+        ) -> Option<Box<dyn yardstick_core::observe::Source>> {
+            let name = $crate::registry::find(&target.scheme).ok()?.name();
+            $(
+                if name == stringify!($amod) {
+                    return <$amod::$aty as $crate::registry::Registered>::statistics(target);
+                }
+            )*
+            $(
+                #[cfg(feature = $feature)]
+                if name == stringify!($mod) {
+                    return <$mod::$ty as $crate::registry::Registered>::statistics(target);
+                }
+            )*
+            None
         }
     };
 }

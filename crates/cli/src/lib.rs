@@ -11,6 +11,7 @@ mod list;
 mod live;
 mod matrix;
 mod memlimit;
+mod observe;
 mod phase;
 mod replay;
 mod report;

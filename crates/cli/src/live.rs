@@ -19,6 +19,36 @@ pub(crate) struct LiveArgs {
     /// port 0 picks a free one (printed). See docs/metrics.md.
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_listen: Option<String>,
+    /// Observation of the host, the server's processes and the database's
+    /// own statistics at every status interval, kept in the result
+    /// (docs/observe.md): `on` (the default) or `off`.
+    #[arg(long, value_name = "on|off", value_parser = parse_observe_arg)]
+    pub observe: Vec<Observe>,
+    /// The database server's main process on this machine, when it is not
+    /// the one listening on the --db URL's port (a proxy in front, say):
+    /// its processes' CPU, I/O and memory are observed.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// A local server's data directory, whose size is observed over the run.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+/// One `--observe` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Observe {
+    On,
+    Off,
+}
+
+fn parse_observe_arg(s: &str) -> Result<Observe, String> {
+    match s {
+        "on" => Ok(Observe::On),
+        "off" => Ok(Observe::Off),
+        other => Err(format!(
+            "'{other}' is not an observation setting: use on or off"
+        )),
+    }
 }
 
 impl LiveArgs {
@@ -47,6 +77,28 @@ impl LiveArgs {
         let e = Exporter::start(addr, info).map_err(CliError::bad_input)?;
         eprintln!("yardstick: metrics at http://{}/metrics", e.addr());
         Ok(Some(e))
+    }
+
+    /// The observation plan for a phase against `url`; `None` with
+    /// `--observe off`.
+    pub(crate) fn observation(
+        &self,
+        url: &str,
+        interval: std::time::Duration,
+    ) -> Option<yardstick_core::observe::Plan> {
+        if self.observe.contains(&Observe::Off) {
+            return None;
+        }
+        let opts = yardstick_core::observe::Options {
+            server_pid: self.server_pid,
+            data_dir: self.data_dir.clone(),
+        };
+        let servers = yardstick_bindings::servers(url).ok().flatten();
+        Some(yardstick_core::observe::Plan::new(
+            &opts,
+            servers.as_deref(),
+            interval,
+        ))
     }
 
     /// The tags as the result stores them; a key given twice is refused.

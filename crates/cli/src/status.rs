@@ -94,7 +94,7 @@ impl StatusLine {
         if let Some(m) = &self.metrics {
             m.snapshot().update(v);
         }
-        if self.quiet {
+        if self.quiet || !v.shown {
             return;
         }
         let line = self.line(v);
@@ -106,6 +106,27 @@ impl StatusLine {
             let _ = writeln!(err, "{line}");
         }
         let _ = err.flush();
+    }
+
+    /// The observation at an interval's close: its new warnings on lines of
+    /// their own, its latest values to the metrics endpoint.
+    pub(crate) fn observed(&mut self, o: &mut yardstick_core::observe::Observer) {
+        if let Some(m) = &self.metrics {
+            m.snapshot().observed(o.latest());
+        }
+        for w in o.take_warnings() {
+            self.warn(&w);
+        }
+    }
+
+    /// A warning line, above the in-place line.
+    pub(crate) fn warn(&mut self, w: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.drawn {
+            let _ = write!(err, "\r\x1b[2K");
+            self.drawn = false;
+        }
+        let _ = writeln!(err, "yardstick: warning: {w}");
     }
 
     /// Ends the in-place line so following output starts on its own line.

@@ -326,6 +326,13 @@ pub trait Binding: Send + Sync + 'static {
     fn op_timeout(&self) -> Option<std::time::Duration> {
         None
     }
+
+    /// The database's own statistics (wait events, buffer hits, compaction),
+    /// sampled at every interval on a thread of their own; `None` for a
+    /// binding that has none, which the result then says.
+    fn statistics(&self) -> Option<Box<dyn crate::observe::Source>> {
+        None
+    }
 }
 
 #[cfg(test)]

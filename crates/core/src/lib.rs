@@ -9,6 +9,7 @@
 //! | [`run`] | threads x slots, open/closed-loop pacing, interval sampling |
 //! | [`trace`] | operation traces written during a run, read for replay (also Redis MONITOR captures) |
 //! | [`metrics`] | the live run in Prometheus/OpenMetrics text, served over HTTP |
+//! | [`observe`] | what the host, the server process and the database did during a run |
 //! | [`stats`] | mergeable HdrHistogram recorders and summaries |
 //! | [`result`] | the versioned JSON result, environment capture, secret redaction |
 //! | `conformance` | the suite every binding must pass (feature `testing`) |
@@ -21,6 +22,7 @@ pub mod conformance;
 pub mod error;
 pub mod generator;
 pub mod metrics;
+pub mod observe;
 pub mod op;
 pub mod result;
 pub mod rng;

@@ -15,6 +15,7 @@ pub mod tpcc;
 
 mod passfile;
 mod session;
+mod stats;
 
 pub use session::PostgresSession;
 use crate::registry::{Capabilities, Descriptor, Registered};
@@ -276,6 +277,13 @@ impl Registered for PostgresBinding {
             tpcc: Some(tpcc::SUPPORT),
         },
     };
+
+    fn statistics(target: &Target) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        let flavor = target.param("flavor").unwrap_or("postgres");
+        let ep = endpoint(target).ok()?;
+        matches!(flavor, "postgres" | "postgresql")
+            .then(|| Box::new(stats::PgStats::new(ep)) as Box<dyn yardstick_core::observe::Source>)
+    }
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         let ep = endpoint(target)?;

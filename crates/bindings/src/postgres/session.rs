@@ -75,6 +75,11 @@ impl Binding for PostgresBinding {
         Ok(Bounded::new(s, self.timeout))
     }
 
+    fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        (self.flavor == super::Flavor::Postgres)
+            .then(|| Box::new(super::stats::PgStats::new(self.ep.clone())) as Box<dyn yardstick_core::observe::Source>)
+    }
+
     fn info(&self) -> EngineInfo {
         self.info.clone()
     }

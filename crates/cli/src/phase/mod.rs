@@ -1,5 +1,6 @@
 //! `yardstick load` and `yardstick run`: resolve properties, open the target,
 //! run with a status line, write the result atomically, print the summary.
+mod before;
 mod resolve;
 mod summary;
 
@@ -166,7 +167,7 @@ pub(crate) fn execute(
                     "--memory-limit needs --db: name the database whose process is capped",
                 ));
             }
-            return run_capped(
+            return before::run_capped(
                 control,
                 a,
                 phase,
@@ -235,10 +236,6 @@ pub(crate) fn execute(
     Ok(code)
 }
 
-fn write_result(path: &Path, r: &RunResult) -> Result<(), CliError> {
-    crate::write_json(path, r)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn run_one(
     a: &PhaseArgs,
@@ -278,7 +275,7 @@ fn run_one(
     spec.trace = crate::trace::open(trace, workload, url, props, redactor)?;
     // up before --start-at, so a scraper sees the run waiting
     let metrics = a.live.metrics(out, phase_name(phase), workload, url)?;
-    wait_for_start(a.start_at, control)?;
+    before::wait_for_start(a.start_at, control)?;
     spec.max_errors = match a.on_error {
         Some(OnError::Stop) => Some(0),
         Some(OnError::Continue) => None,
@@ -302,6 +299,7 @@ fn run_one(
         status: &mut status,
         clear: a.clear && phase == Phase::Load,
         verify: a.verify.then_some(a.quiet),
+        observe: a.live.observation(url, spec.status_interval),
     };
     let caps = a
         .server_memory_limit
@@ -347,6 +345,10 @@ fn run_one(
     result.trace = crate::trace::close(trace, spec.trace.as_deref(), &mut result.warnings);
     result.inserts = Some(result::inserts::Inserts::of(&state, phase));
     result.verification = opened.verification;
+    if let Some(o) = opened.observation {
+        let ops = result.totals.operations;
+        result.observation = Some(crate::observe::keep(o, ops, &mut result.warnings));
+    }
     if phase == Phase::Run && config.instance.1 == 1 {
         result.runner.next_insert_keynum = Some(next_insert_keynum);
     }
@@ -365,129 +367,6 @@ fn run_one(
     Ok((result, state))
 }
 
-/// `--start-at`: sleeps until the given time (Ctrl-C still stops).
-fn wait_for_start(at: Option<SystemTime>, control: &Control) -> Result<(), CliError> {
-    let Some(at) = at else {
-        return Ok(());
-    };
-    match at.duration_since(SystemTime::now()) {
-        Ok(wait) => {
-            eprintln!(
-                "yardstick: waiting {:.1} s for --start-at {}",
-                wait.as_secs_f64(),
-                result::time::rfc3339(at)
-            );
-            let end = std::time::Instant::now() + wait;
-            while std::time::Instant::now() < end {
-                if control.stop.load(Ordering::SeqCst) {
-                    return Err(CliError {
-                        code: control.exit_code(),
-                        message: "interrupted before the run started".into(),
-                    });
-                }
-                std::thread::sleep(
-                    (end - std::time::Instant::now()).min(std::time::Duration::from_millis(50)),
-                );
-            }
-        }
-        Err(late) => eprintln!(
-            "yardstick: warning: --start-at {} passed {:.1} s ago; starting now",
-            result::time::rfc3339(at),
-            late.duration().as_secs_f64()
-        ),
-    }
-    Ok(())
-}
-
-/// `--memory-limit`: runs this same command as a child in a memory cgroup and
-/// waits for it. The child writes its own result; when the cgroup's OOM
-/// killer (or any signal) ends it, this process writes the result instead.
-#[allow(clippy::too_many_arguments)]
-fn run_capped(
-    control: &Control,
-    a: &PhaseArgs,
-    phase: Phase,
-    limit: u64,
-    props: &Properties,
-    config: &CoreConfig,
-    workload: &str,
-    url: &str,
-    seed: u64,
-    command_line: &[String],
-    out_path: &Path,
-    redactor: &Redactor,
-) -> Result<i32, CliError> {
-    let mut extra: Vec<String> = Vec::new();
-    if a.out.is_none() {
-        extra.extend(["--out".into(), out_path.display().to_string()]);
-    }
-    if a.seed.is_none() {
-        extra.extend(["--seed".into(), seed.to_string()]);
-    }
-    let killed = match memlimit::run_capped(control, limit, command_line, &extra)? {
-        memlimit::Capped::Exited(code) => return Ok(code),
-        memlimit::Capped::Killed(k) => k,
-    };
-    let spec = RunSpec::from_config(phase, config, a.concurrency, a.warmup, seed)
-        .map_err(CliError::bad_input)?;
-    let scheme = url.split("://").next().unwrap_or("").to_ascii_lowercase();
-    let binding = BindingInfo {
-        scheme: scheme.clone(),
-        url: result::redact_url(url),
-        engine: EngineInfo {
-            name: scheme,
-            version: "unknown (the benchmark process was killed)".into(),
-            settings: Default::default(),
-        },
-        cleared: None,
-        disk_bytes_before: None,
-        disk_bytes_after: None,
-        compression_ratio: None,
-    };
-    let ctx = context(
-        command_line,
-        workload,
-        props,
-        &spec,
-        config,
-        binding,
-        redactor,
-        vec![killed.why.clone()],
-    );
-    let out = RunOutput {
-        faults: Vec::new(),
-        total: Default::default(),
-        series: Vec::new(),
-        started_at: killed.started,
-        ended_at: SystemTime::now(),
-        measured_elapsed: killed.elapsed,
-        warmup_ops: 0,
-        interrupted: false,
-        abandoned: 0,
-        stop_cause: None,
-        unstarted: 0,
-        final_lag_ns: 0,
-        cpu: Default::default(),
-        late_reports: 0,
-        stopped_by_errors: false,
-        convergence: None,
-        floor: None,
-        peak_rss_bytes: None,
-        worker_busy: Vec::new(),
-        waited: std::time::Duration::ZERO,
-    };
-    let mut r = result::build_result(ctx, &out);
-    // no figures: the result is incomplete, and its first warning says why
-    r.complete = false;
-    r.incomplete_reason = Some(killed.why.clone());
-    r.memory_limit = Some(killed.record);
-    r.tags = a.live.tag_map()?;
-    write_result(out_path, &r)?;
-    eprintln!("yardstick: {}", killed.why);
-    eprintln!("result: {}", out_path.display());
-    Ok(crate::EXIT_FAILED)
-}
-
 /// Runs the phase once the dispatch table has opened the binding.
 struct Exec<'a> {
     spec: &'a RunSpec,
@@ -500,6 +379,8 @@ struct Exec<'a> {
     clear: bool,
     /// `--verify`: read the inserts back after the phase (quietly or not).
     verify: Option<bool>,
+    /// The sources to observe (none with `--observe off`).
+    observe: Option<yardstick_core::observe::Plan>,
 }
 
 /// What a phase measured and learnt of its binding.
@@ -516,6 +397,8 @@ struct Opened {
     cleared: Option<result::Cleared>,
     state: Arc<SharedState>,
     verification: Option<result::inserts::Verification>,
+    /// What was observed during the phase, and the warnings not yet shown.
+    observation: Option<yardstick_core::observe::Finished>,
 }
 
 impl WithBinding for Exec<'_> {
@@ -558,7 +441,17 @@ impl WithBinding for Exec<'_> {
             op_timeout: binding.op_timeout(),
             ..self.spec.clone()
         };
-        let out = run::run(&work, &spec, self.control, &mut |v| status.update(v))?;
+        let scheme = engine.name.clone();
+        let mut observer = self.observe.map(|p| p.start(&binding, &scheme));
+        let out = run::run(&work, &spec, self.control, &mut |v| {
+            if let Some(o) = &mut observer {
+                o.tick(v.point);
+                status.observed(o);
+            }
+            status.update(v)
+        })?;
+        // stopped before --verify reads back
+        let observation = observer.map(|o| crate::observe::stop(o, &spec));
         // a database that stopped answering is not asked for its size
         let disk_after = if out.stalled_at_end() {
             None
@@ -588,6 +481,7 @@ impl WithBinding for Exec<'_> {
             next_insert_keynum: state.inserts.issued(),
             state,
             verification,
+            observation,
         })
     }
 }

@@ -90,6 +90,7 @@ impl Frame {
             error_samples: Vec::new(),
             memory_limit: None,
             tags: Default::default(),
+            observation: None,
         }
     }
 }
@@ -247,8 +248,20 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
     let workload = format!("tpcc {}w", a.warehouses);
     let metrics = a.live.metrics(&out_path, "tpcc", &workload, &a.db)?;
     let mut status = StatusLine::new(a.quiet, "tpcc").with_metrics(metrics);
-    let out = run::run(&terminals, &spec, &control, &mut |v| status.update(v));
+    let scheme = a.db.split("://").next().unwrap_or("").to_ascii_lowercase();
+    let mut observer = a
+        .live
+        .observation(&a.db, spec.status_interval)
+        .map(|p| p.start_with(yardstick_bindings::statistics(&a.db), None, &scheme));
+    let out = run::run(&terminals, &spec, &control, &mut |v| {
+        if let Some(o) = &mut observer {
+            o.tick(v.point);
+            status.observed(o);
+        }
+        status.update(v)
+    });
     status.finish();
+    let observed = observer.map(|o| crate::observe::stop(o, &spec));
     let out = out.map_err(|e| CliError::bad_input(redact(&a.db, &e.to_string())))?;
     let m = measured(&out);
     let mut warnings = Vec::new();
@@ -326,6 +339,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         histogram: None,
         limited: None,
     };
+    r.observation = observed.map(|o| crate::observe::keep(o, total, &mut warnings));
     r.warnings = warnings;
     r.error_samples = m.error_samples;
     r.memory_limit = memlimit::child_record();

@@ -73,6 +73,8 @@ pub struct Snapshot {
     warmup: bool,
     elapsed_s: f64,
     finished: bool,
+    /// The observation's latest values: name, unit, value.
+    observed: Vec<(String, &'static str, f64)>,
 }
 
 impl Snapshot {
@@ -107,6 +109,11 @@ impl Snapshot {
         self.warmup = p.warmup;
         self.elapsed_s = p.t_s.max(0.0);
         self.finished = v.finished;
+    }
+
+    /// Takes in the observation's latest values (a counter as its rate).
+    pub fn observed(&mut self, values: Vec<(String, &'static str, f64)>) {
+        self.observed = values;
     }
 }
 
@@ -345,6 +352,20 @@ pub fn render(info: &RunInfo, s: &Snapshot, format: Format) -> String {
         "Open loop: measured operations that started more than 1 ms after their intended time.",
     );
     o.sample("yardstick_late_operations_total", &[], &s.late.to_string());
+    if !s.observed.is_empty() {
+        o.family(
+            "yardstick_observed",
+            "gauge",
+            "The observation's latest values by name (host.cpu.user, process.cpu, db.wait.*): a counter's rate per second, a gauge's level; see docs/observe.md.",
+        );
+        for (name, unit, v) in &s.observed {
+            o.sample(
+                "yardstick_observed",
+                &[("name", name), ("unit", unit)],
+                &num(*v),
+            );
+        }
+    }
     if format == Format::OpenMetrics {
         o.text.push_str("# EOF\n");
     }
@@ -385,10 +406,12 @@ mod tests {
             avg_ops_per_sec: 3.0,
             progress: None,
             finished: false,
+            shown: true,
             total: &rec,
         };
         let mut s = Snapshot::default();
         s.update(&view);
+        s.observed(vec![("host.cpu.user".into(), "cores", 0.25)]);
         s
     }
 
@@ -414,6 +437,10 @@ mod tests {
         assert!(p.contains("yardstick_operations_total{operation=\"READ\",status=\"error\"} 1\n"));
         assert!(p.contains("yardstick_errors_total{operation=\"READ\"} 1\n"));
         assert!(p.contains("# TYPE yardstick_run_info gauge\n"));
+        assert!(
+            p.contains("yardstick_observed{name=\"host.cpu.user\",unit=\"cores\"} 0.25\n"),
+            "{p}"
+        );
         assert!(p.contains("run_id=\"r\\\"1\""), "label values are escaped");
         assert!(p.contains("tag_build_id=\"a\""));
         // 30 µs: above the 25 µs bound, within 50 µs; the two completed ones

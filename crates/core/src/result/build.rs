@@ -420,6 +420,7 @@ pub fn build_result(ctx: ResultContext<'_>, out: &RunOutput) -> RunResult {
             .collect(),
         memory_limit: None,
         server_memory: Vec::new(),
+        observation: None,
         inserts: None,
         verification: None,
         tags: Default::default(),

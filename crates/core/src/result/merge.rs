@@ -484,6 +484,7 @@ pub fn merge(results: Vec<(String, RunResult)>, force: bool) -> Result<RunResult
             .collect(),
         memory_limit: None,
         server_memory: Vec::new(),
+        observation: None,
         // each instance keeps its own: verify takes the instance results
         inserts: None,
         verification: None,

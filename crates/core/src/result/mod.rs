@@ -95,6 +95,10 @@ pub struct RunResult {
     /// `yardstick merge`: the instance results this one combines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
+    /// What the host, the server process and the database did during the
+    /// phase, aligned with `time_series` (absent with `--observe off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<crate::observe::Observation>,
 }
 
 impl RunResult {

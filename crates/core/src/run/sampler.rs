@@ -85,6 +85,9 @@ pub struct IntervalView<'a> {
     /// Fraction done, when the run is bounded by count or time.
     pub progress: Option<f64>,
     pub finished: bool,
+    /// False for a final sliver of an interval, which is in the series but
+    /// not worth a status line of its own.
+    pub shown: bool,
     /// Every measured operation so far.
     pub total: &'a Recorder,
 }
@@ -281,8 +284,8 @@ pub(crate) fn sample(
             (a, b) => a.or(b),
         };
         // a final sliver of an interval is kept in the series but not shown
-        let show = !(finished && length < iv.length / 2 && index >= 0 && elapsed > iv.length);
-        if show {
+        let shown = !(finished && length < iv.length / 2 && index >= 0 && elapsed > iv.length);
+        {
             on_interval(&IntervalView {
                 point: &p,
                 total_ops,
@@ -294,6 +297,7 @@ pub(crate) fn sample(
                 },
                 progress: progress.map(|p| p.min(1.0)),
                 finished,
+                shown,
                 total,
             });
         }

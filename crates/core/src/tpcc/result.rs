@@ -53,6 +53,10 @@ pub struct TpccResult {
     /// `--tag KEY=VALUE`: labels for `yardstick results` and selectors.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
+    /// What the host, the server process and the database did during the
+    /// run (per transaction in `per_operation`); absent with `--observe off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<crate::observe::Observation>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

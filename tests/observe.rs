@@ -1,0 +1,203 @@
+//! Observation end to end: every phase keeps the host's, the server's
+//! processes' and the database's series beside its own, `--observe off`
+//! keeps none, and bad observation input is one warning, never a failed run.
+use crate::common::*;
+use serde_json::Value;
+
+fn series<'a>(v: &'a Value, name: &str) -> &'a Value {
+    &v["observation"]["series"][name]
+}
+
+fn source<'a>(v: &'a Value, starts: &str) -> &'a Value {
+    v["observation"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with(starts))
+        .unwrap_or_else(|| panic!("no source {starts}: {}", v["observation"]["sources"]))
+}
+
+#[test]
+fn a_run_keeps_the_hosts_series_aligned_with_its_own_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/o.db", dir.path().display());
+    let (_, v) = load_and_run(
+        dir.path(),
+        &db,
+        "workloada",
+        &["--status-interval", "200ms"],
+    );
+    let o = &v["observation"];
+    let client: Vec<i64> = v["time_series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["index"].as_i64().unwrap())
+        .collect();
+    let observed: Vec<i64> = o["index"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_i64().unwrap())
+        .collect();
+    assert!(
+        !observed.is_empty() && observed.iter().all(|i| client.contains(i)),
+        "{observed:?} {client:?}"
+    );
+    let busy = series(&v, "host.cpu.busy");
+    assert_eq!(
+        (busy["kind"].as_str(), busy["unit"].as_str()),
+        (Some("counter"), Some("cores"))
+    );
+    assert_eq!(busy["values"].as_array().unwrap().len(), observed.len());
+    assert!(busy["measured"].as_f64().unwrap() > 0.0);
+    assert!(series(&v, "host.core0.user")["values"].is_array());
+    assert!(series(&v, "host.memory.used")["max"].as_f64().unwrap() > 0.0);
+    assert!(
+        series(&v, "data.bytes")["max"].as_f64().unwrap() > 0.0,
+        "the SQLite file's size"
+    );
+    assert_eq!(source(&v, "host")["state"], "ok");
+    let db = source(&v, "database");
+    assert_eq!(db["state"], "unsupported");
+    assert!(db["message"]
+        .as_str()
+        .unwrap()
+        .contains("sqlite binding reports no statistics"));
+    let per = &o["per_operation"];
+    assert_eq!(per["operations"], 6000);
+    assert!(per["host_cpu_us"].as_f64().unwrap() > 0.0);
+    assert!(
+        per["server_cpu_us"].is_null(),
+        "no server process for an embedded engine"
+    );
+    // the load phase is observed too
+    assert!(
+        read_json(&dir.path().join("l.json"))["observation"]["series"]["host.cpu.busy"].is_object()
+    );
+}
+
+#[test]
+fn observe_off_keeps_no_observation_and_a_bad_value_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://",
+            "-p",
+            "operationcount=2000",
+            "--observe",
+            "off",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(read_json(&dir.path().join("r.json"))
+        .get("observation")
+        .is_none());
+    let r = yardstick(
+        dir.path(),
+        &["run", "--db", "null://", "--observe", "maybe"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("'maybe' is not an observation setting: use on or off"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_wrong_server_pid_is_one_warning_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://",
+            "-p",
+            "operationcount=5000",
+            "--server-pid",
+            "999999999",
+            "--data-dir",
+            "/nonexistent-yardstick",
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let warned: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("observation:"))
+        .collect();
+    assert_eq!(warned.len(), 2, "{}", r.stderr);
+    assert!(
+        warned[0].contains("--server-pid 999999999: no such process on this machine; give the pid"),
+        "{warned:?}"
+    );
+    assert!(
+        warned[1].contains("cannot read /nonexistent-yardstick")
+            && warned[1].contains("--data-dir"),
+        "{warned:?}"
+    );
+    let v = read_json(&dir.path().join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(v["totals"]["operations"], 5000);
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("--server-pid 999999999")));
+    assert_eq!(source(&v, "data directory")["state"], "unavailable");
+    assert_eq!(source(&v, "host")["state"], "ok");
+}
+
+#[test]
+fn a_local_server_is_found_by_its_port_and_postgresql_reports_its_own_counters() {
+    if !POSTGRES.available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = format!("table=observe_{}", std::process::id());
+    let (_, v) = load_and_run(
+        dir.path(),
+        &POSTGRES.url(),
+        "workloada",
+        &["-p", &table, "--status-interval", "250ms"],
+    );
+    let process = source(&v, "server process postgres");
+    assert_ne!(process["state"], "unavailable", "{process}");
+    assert!(series(&v, "process.cpu")["measured"].as_f64().unwrap() > 0.0);
+    assert!(
+        series(&v, "process.processes")["max"].as_f64().unwrap() >= 2.0,
+        "postmaster and backends"
+    );
+    let pg = source(&v, "postgresql");
+    assert_ne!(pg["state"], "unavailable", "{pg}");
+    // every operation is a transaction of its own: the server counted at least as many commits
+    let commits = series(&v, "db.commits")["measured"].as_f64().unwrap();
+    assert!(commits >= 6000.0, "{commits}");
+    assert!(
+        series(&v, "db.wal_bytes")["measured"].as_f64().unwrap() > 0.0,
+        "updates write WAL"
+    );
+    assert!(series(&v, "db.sessions.active")["kind"] == "gauge");
+    let config = &v["observation"]["configuration"]["postgresql"];
+    assert_eq!(config["port"], "55432", "{config}");
+    assert!(config["version()"]
+        .as_str()
+        .unwrap()
+        .starts_with("PostgreSQL"));
+    let per = &v["observation"]["per_operation"];
+    assert!(per["server_cpu_us"].as_f64().unwrap() > 0.0, "{per}");
+    let text = serde_json::to_string(&v).unwrap();
+    assert!(!text.contains("benchpw"), "the password leaked");
+}
