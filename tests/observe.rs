@@ -201,3 +201,78 @@ fn a_local_server_is_found_by_its_port_and_postgresql_reports_its_own_counters()
     let text = serde_json::to_string(&v).unwrap();
     assert!(!text.contains("benchpw"), "the password leaked");
 }
+
+#[test]
+fn redis_reports_its_info_and_its_settings_without_the_password() {
+    if !REDIS.available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}?prefix=observe{}:", REDIS.url(), std::process::id());
+    let (r, v) = load_and_run(
+        dir.path(),
+        &url,
+        "workloada",
+        &["--status-interval", "250ms"],
+    );
+    let redis = source(&v, "redis");
+    assert_ne!(redis["state"], "unavailable", "{redis}");
+    // the server counted every command this run sent, and more (the observer's own)
+    assert!(series(&v, "db.commands")["measured"].as_f64().unwrap() >= 6000.0);
+    assert!(series(&v, "db.memory.used")["max"].as_f64().unwrap() > 0.0);
+    assert!(series(&v, "db.keys")["max"].as_f64().unwrap() >= 2000.0);
+    let config = &v["observation"]["configuration"]["redis"];
+    assert_eq!(config["requirepass"], "***", "{config}");
+    assert!(config["maxmemory-policy"].is_string());
+    assert!(
+        series(&v, "process.cpu")["measured"].as_f64().unwrap() > 0.0,
+        "redis-server found by its port"
+    );
+    let all = format!(
+        "{}{}{}",
+        r.stdout,
+        r.stderr,
+        serde_json::to_string(&v).unwrap()
+    );
+    assert!(!all.contains("benchpw"), "the password leaked");
+}
+
+#[test]
+fn compare_opens_with_what_differs_and_the_server_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    for (out, threads) in [("a.json", "1"), ("b.json", "2")] {
+        let r = yardstick(
+            dir.path(),
+            &[
+                "run",
+                "--db",
+                "null://",
+                "-p",
+                "operationcount=20000",
+                "--threads",
+                threads,
+                "-q",
+                "--out",
+                out,
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = yardstick(dir.path(), &["compare", "a.json", "b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("what differs (A -> B):"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("client threads x in flight: 1 x 1 -> 2 x 1"),
+        "{}",
+        r.stdout
+    );
+    let host = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("host CPU per op"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(host.contains("µs"), "{host}");
+    // the throughput table follows
+    assert!(r.stdout.contains("ALL"), "{}", r.stdout);
+}

@@ -326,7 +326,7 @@ fn need_installs_nothing_present_and_refuses_an_undeclared_program() {
 
 /// `script` given `option`: one line naming it and the usage, exit 2.
 fn refuses_an_unknown_option(script: &str, option: &str, usage: &str) {
-    // runs: scripts/fresh-check scripts/flamegraph.sh scripts/selfbench.sh
+    // runs: scripts/fresh-check scripts/flamegraph.sh scripts/selfbench.sh scripts/observe-cost.sh
     let r = run(Command::new(repo().join(script)).arg(option));
     assert_eq!(r.code, 2);
     assert!(
@@ -383,6 +383,26 @@ fn the_self_benchmark_refuses_bad_arguments_before_any_work() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn the_observation_cost_script_refuses_bad_arguments_before_any_work() {
+    refuses_an_unknown_option(
+        "scripts/observe-cost.sh",
+        "--fast",
+        "scripts/observe-cost.sh [ROUNDS]",
+    );
+    // runs: scripts/observe-cost.sh
+    let r =
+        run(Command::new(repo().join("scripts/observe-cost.sh")).env("OBSERVE_COST_SECONDS", "2s"));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("OBSERVE_COST_SECONDS=2s is not a positive whole number; try the default, 5"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
 
 /// Whether perf can sample here (scripts/test.sh installs it); outside CI

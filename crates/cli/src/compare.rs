@@ -3,7 +3,10 @@
 //! significant (Welch's t-test on the runs' interval samples, with standard
 //! errors corrected for autocorrelation). Differences in what was measured -
 //! semantics, data size, distribution, binding options, tool version - are
-//! warned about first, loudly: such runs are not like for like.
+//! warned about first, loudly: such runs are not like for like. Then every
+//! recorded setting that differs (server, client, versions, host) and the
+//! server's behaviour side by side (docs/observe.md), so one command says
+//! what changed and what it did.
 use crate::{read_result, CliError};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -164,6 +167,17 @@ pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
     let mut out = String::new();
     for w in differences(a, b) {
         let _ = writeln!(out, "WARNING: {w}");
+    }
+    let changed = yardstick_report::observed::config_differences(a, b);
+    if !changed.is_empty() {
+        let _ = writeln!(out, "\nwhat differs (A -> B):");
+        for d in &changed {
+            let _ = writeln!(out, "  {} {}: {} -> {}", d.group, d.name, d.a, d.b);
+        }
+    }
+    let server = yardstick_report::observed::server_table(a, b);
+    if !server.is_empty() {
+        let _ = write!(out, "\n{server}");
     }
     let _ = writeln!(
         out,

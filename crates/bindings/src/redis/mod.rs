@@ -33,6 +33,7 @@ mod pipe;
 #[macro_use]
 mod pipe_session;
 mod session;
+mod stats;
 
 pub use session::RedisSession;
 use crate::registry::{Capabilities, Descriptor, Registered};

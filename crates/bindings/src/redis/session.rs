@@ -54,6 +54,14 @@ impl Binding for RedisBinding {
     fn op_timeout(&self) -> Option<std::time::Duration> {
         Some(self.timeout)
     }
+
+    /// INFO of one server; a cluster's nodes are not observed one by one.
+    fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        (!self.inner.is_cluster()).then(|| {
+            Box::new(super::stats::RedisStats::new(self.inner.clone()))
+                as Box<dyn yardstick_core::observe::Source>
+        })
+    }
 }
 
 pub struct RedisSession {

@@ -1,0 +1,170 @@
+//! Two runs' configurations and server behaviour side by side: what differs
+//! in the settings the runs recorded (server, client, versions, host), and
+//! what the server did per operation (CPU, I/O, cache hits, top wait
+//! events). What `compare` opens with.
+use crate::fmt::thousands;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use yardstick_core::observe::Observation;
+use yardstick_core::result::RunResult;
+
+/// One setting that differs: where it is recorded, its name, A's and B's
+/// value ("-" where a run has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub group: String,
+    pub name: String,
+    pub a: String,
+    pub b: String,
+}
+
+fn diff_maps(
+    group: &str,
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+    out: &mut Vec<Difference>,
+) {
+    let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for n in names {
+        let (x, y) = (a.get(n), b.get(n));
+        if x != y {
+            out.push(Difference {
+                group: group.into(),
+                name: n.clone(),
+                a: x.cloned().unwrap_or_else(|| "-".into()),
+                b: y.cloned().unwrap_or_else(|| "-".into()),
+            });
+        }
+    }
+}
+
+fn observed_config(r: &RunResult) -> BTreeMap<String, BTreeMap<String, String>> {
+    r.observation
+        .as_ref()
+        .map(|o| o.configuration.clone())
+        .unwrap_or_default()
+}
+
+/// Every recorded setting that differs between `a` and `b`: the server's
+/// own (observed configuration, the binding's settings and version), the
+/// client's (explicit properties, threads), the tool's version, the host.
+pub fn config_differences(a: &RunResult, b: &RunResult) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let (ca, cb) = (observed_config(a), observed_config(b));
+    let sources: BTreeSet<&String> = ca.keys().chain(cb.keys()).collect();
+    let empty = BTreeMap::new();
+    for s in sources {
+        let (x, y) = (ca.get(s).unwrap_or(&empty), cb.get(s).unwrap_or(&empty));
+        // the connection's own port and the observer's application name are not settings
+        let keep = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "application_name")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        diff_maps(s, &keep(x), &keep(y), &mut out);
+    }
+    let (ea, eb) = (&a.binding.engine, &b.binding.engine);
+    let mut va = ea.settings.clone();
+    let mut vb = eb.settings.clone();
+    va.insert("version".into(), format!("{} {}", ea.name, ea.version));
+    vb.insert("version".into(), format!("{} {}", eb.name, eb.version));
+    diff_maps("binding", &va, &vb, &mut out);
+    let props = |r: &RunResult| -> BTreeMap<String, String> {
+        let mut m: BTreeMap<String, String> = r
+            .explicit_properties
+            .keys()
+            .filter_map(|k| Some((k.clone(), r.properties.get(k)?.clone())))
+            .collect();
+        m.insert(
+            "threads x in flight".into(),
+            format!("{} x {}", r.runner.threads, r.runner.concurrency),
+        );
+        m.insert("yardstick".into(), r.tool.version.clone());
+        m
+    };
+    diff_maps("client", &props(a), &props(b), &mut out);
+    let host = |r: &RunResult| -> BTreeMap<String, String> {
+        let h = &r.host;
+        BTreeMap::from([
+            ("hostname".to_string(), h.hostname.clone()),
+            ("cpu".into(), h.cpu_model.clone()),
+            ("cores".into(), h.cores.to_string()),
+            (
+                "memory".into(),
+                format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64),
+            ),
+            ("kernel".into(), h.kernel.clone()),
+        ])
+    };
+    diff_maps("host", &host(a), &host(b), &mut out);
+    out
+}
+
+/// A row of [`server_table`]: its label, the run's figure, how it is shown.
+type Figure = (&'static str, Option<f64>, fn(f64) -> String);
+
+/// The figures of one run's observation compared row by row.
+fn figures(o: &Observation) -> Vec<Figure> {
+    let per = o.per_operation.clone().unwrap_or_default();
+    let us = |v: f64| format!("{v:.1} µs");
+    let bytes = |v: f64| format!("{v:.0} B");
+    let ratio = |v: f64| format!("{:.2}%", v * 100.0);
+    let gauge = |n: &str| o.series.get(n).and_then(|s| s.measured);
+    vec![
+        ("server CPU per op", per.server_cpu_us, us),
+        ("server read per op", per.server_read_bytes, bytes),
+        ("server write per op", per.server_write_bytes, bytes),
+        ("host CPU per op", per.host_cpu_us, us),
+        ("host disk write per op", per.host_disk_write_bytes, bytes),
+        ("cache hit ratio", gauge("db.cache_hit_ratio"), ratio),
+    ]
+}
+
+/// The server's behaviour in `a` and `b` side by side; empty when neither
+/// was observed.
+pub fn server_table(a: &RunResult, b: &RunResult) -> String {
+    let (Some(oa), Some(ob)) = (&a.observation, &b.observation) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<24} {:>14} {:>14} {:>9}",
+        "server behaviour", "A", "B", "change"
+    );
+    for ((label, x, show), (_, y, _)) in figures(oa).into_iter().zip(figures(ob)) {
+        if x.is_none() && y.is_none() {
+            continue;
+        }
+        let s = |v: Option<f64>| v.map_or("-".to_string(), show);
+        let change = match (x, y) {
+            (Some(x), Some(y)) if x != 0.0 => format!("{:>+8.1}%", (y - x) / x * 100.0),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "{label:<24} {:>14} {:>14} {change:>9}", s(x), s(y));
+    }
+    for (name, o) in [("A", oa), ("B", ob)] {
+        let waits = o.top_waits(5);
+        if !waits.is_empty() {
+            let list: Vec<String> = waits.iter().map(|(w, n)| format!("{w} {n:.2}")).collect();
+            let _ = writeln!(
+                out,
+                "top wait events {name} (mean active sessions): {}",
+                list.join(", ")
+            );
+        }
+    }
+    let ops = |o: &Observation| o.per_operation.as_ref().map_or(0, |p| p.operations);
+    let _ = writeln!(
+        out,
+        "per op: the server's and the host's measured increase over {} and {} operations",
+        thousands(ops(oa)),
+        thousands(ops(ob))
+    );
+    out
+}
+
+#[cfg(test)]
+#[path = "observed_tests.rs"]
+mod tests;
