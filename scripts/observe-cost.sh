@@ -25,7 +25,8 @@ rounds=${1:-6}
 seconds=${OBSERVE_COST_SECONDS:-5}
 positive ROUNDS "$rounds" 6
 positive OBSERVE_COST_SECONDS "$seconds" 5
-cargo build --release --quiet
+# the test suite's build (scripts/test.sh), so a tested tree is not rebuilt
+cargo build --release --all-features --quiet
 bin=target/release/yardstick
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -49,7 +50,7 @@ for t in "${targets[@]}"; do
             # runs: yardstick
             "$bin" run --db "$url" -P "$wl" -p recordcount=10000 -p table=observecost \
                 -p operationcount=1000000000 --duration "${seconds}s" --threads 2 --concurrency 4 \
-                --status-interval 1s --observe "$o" -q --format json --out "$out/$label-$o-$r.json" >/dev/null
+                --status-interval 1s --observe "$o" -q --format json --out "$out/$label-$o-$r.json" >/dev/null 2>&1
         done
     done
 done

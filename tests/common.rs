@@ -284,8 +284,19 @@ pub(crate) fn free_port() -> u16 {
 
 /// Starts a private server (`program args`) and waits until its port accepts.
 pub(crate) fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
+    spawn_server_with(program, args, &[], port)
+}
+
+/// [`spawn_server`] with variables in its environment.
+pub(crate) fn spawn_server_with(
+    program: &str,
+    args: &[String],
+    env: &[(&str, &str)],
+    port: u16,
+) -> Option<Child> {
     let child = match Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

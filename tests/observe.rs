@@ -106,7 +106,7 @@ fn observe_off_keeps_no_observation_and_a_bad_value_is_refused() {
     assert_eq!(r.code, 2);
     assert!(
         r.stderr
-            .contains("'maybe' is not an observation setting: use on or off"),
+            .contains("'maybe' is not an observation setting: use on, off or an exporter's http://HOST:PORT/metrics"),
         "{}",
         r.stderr
     );
@@ -275,4 +275,225 @@ fn compare_opens_with_what_differs_and_the_server_side_by_side() {
     assert!(host.contains("µs"), "{host}");
     // the throughput table follows
     assert!(r.stdout.contains("ALL"), "{}", r.stdout);
+}
+
+#[test]
+fn mariadb_reports_its_status_and_says_when_performance_schema_is_off() {
+    if !MARIADB.available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = format!("table=observe_{}", std::process::id());
+    let (r, v) = load_and_run(
+        dir.path(),
+        &MARIADB.url(),
+        "workloada",
+        &["-p", &table, "--status-interval", "250ms"],
+    );
+    assert_ne!(source(&v, "mysql")["state"], "unavailable");
+    // prepared statements: every operation is one execution
+    assert!(
+        series(&v, "db.com.stmt_execute")["measured"]
+            .as_f64()
+            .unwrap()
+            >= 6000.0
+    );
+    assert!(
+        series(&v, "db.buffer_pool.read_requests")["measured"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let config = &v["observation"]["configuration"]["mysql"];
+    assert!(config["innodb_buffer_pool_size"].is_string(), "{config}");
+    assert!(r.stderr.contains("observation: mysql: performance_schema is off, so no wait events: start the server with performance_schema=ON"), "{}", r.stderr);
+    assert!(!serde_json::to_string(&v).unwrap().contains("benchpw"));
+}
+
+#[test]
+fn mariadb_with_performance_schema_on_reports_its_wait_events() {
+    if !MARIADB.available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mut server, port)) = private_mariadb(
+        dir.path(),
+        &[
+            "--performance-schema=ON",
+            "--performance-schema-instrument=wait/%=ON",
+        ],
+    ) else {
+        assert!(std::env::var_os("CI").is_none(), "MariaDB is needed in CI");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let u = format!("mysql://root@127.0.0.1:{port}/mysql");
+    let (r, v) = load_and_run(
+        work.path(),
+        &u,
+        "workloada",
+        &["-p", "table=observed", "--status-interval", "250ms"],
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(
+        !r.stderr.contains("performance_schema is off"),
+        "{}",
+        r.stderr
+    );
+    let waits: Vec<&String> = v["observation"]["series"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.starts_with("db.wait.wait/"))
+        .collect();
+    assert!(
+        !waits.is_empty(),
+        "no wait events: {}",
+        v["observation"]["sources"]
+    );
+    // seconds waited, as performance_schema counts them
+    assert_eq!(series(&v, waits[0])["kind"], "counter");
+}
+
+/// Kills a spawned exporter when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Within 15% (and 0.05) of each other: two readers of one kernel or
+/// server counter, sampled milliseconds apart.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.15 * a.abs().max(b.abs()) + 0.05
+}
+
+#[test]
+fn node_exporter_is_scraped_and_agrees_with_the_hosts_own_counters() {
+    let port = free_port();
+    // runs: prometheus-node-exporter
+    let args = strings(&[
+        &format!("--web.listen-address=127.0.0.1:{port}"),
+        "--collector.disable-defaults",
+        "--collector.cpu",
+        "--collector.meminfo",
+    ]);
+    let Some(exporter) = spawn_server("prometheus-node-exporter", &args, port) else {
+        return;
+    };
+    let _exporter = Killed(exporter);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let r = yardstick(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            "null://",
+            "-p",
+            "operationcount=1000000000",
+            "--duration",
+            "3s",
+            "--status-interval",
+            "500ms",
+            "--observe",
+            &url,
+            "-q",
+            "--out",
+            "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.path().join("r.json"));
+    assert_schema_valid(&v);
+    assert_eq!(
+        source(&v, "exporter http://127.0.0.1")["state"],
+        "ok",
+        "{}",
+        v["observation"]["sources"]
+    );
+    let prefix = format!("remote.127.0.0.1:{port}");
+    for (theirs, ours) in [
+        ("node_cpu_seconds_total.mode=user", "host.cpu.user"),
+        ("node_cpu_seconds_total.mode=system", "host.cpu.system"),
+    ] {
+        let a = series(&v, &format!("{prefix}.{theirs}"))["measured"]
+            .as_f64()
+            .unwrap();
+        let b = series(&v, ours)["measured"].as_f64().unwrap();
+        assert!(close(a, b), "{theirs} {a} vs {ours} {b}");
+    }
+    assert_eq!(
+        series(&v, &format!("{prefix}.node_memory_MemTotal_bytes"))["kind"],
+        "gauge"
+    );
+    let total = series(&v, &format!("{prefix}.node_memory_MemTotal_bytes"))["max"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        total,
+        v["host"]["memory_bytes"].as_f64().unwrap(),
+        "the same MemTotal"
+    );
+}
+
+#[test]
+fn postgres_exporter_agrees_with_the_servers_own_commit_count_and_a_dead_one_is_one_warning() {
+    if !POSTGRES.available() {
+        return;
+    }
+    let port = free_port();
+    // runs: prometheus-postgres-exporter
+    let args = strings(&[&format!("--web.listen-address=127.0.0.1:{port}")]);
+    let dsn = "postgresql://bench:benchpw@127.0.0.1:55432/ycsb?sslmode=disable";
+    let Some(exporter) = spawn_server_with(
+        "prometheus-postgres-exporter",
+        &args,
+        &[("DATA_SOURCE_NAME", dsn)],
+        port,
+    ) else {
+        return;
+    };
+    let _exporter = Killed(exporter);
+    let dir = tempfile::tempdir().unwrap();
+    let table = format!("table=exported_{}", std::process::id());
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let dead = format!("http://127.0.0.1:{}/metrics", free_port());
+    let (r, v) = load_and_run(
+        dir.path(),
+        &POSTGRES.url(),
+        "workloada",
+        &[
+            "-p",
+            &table,
+            "--status-interval",
+            "500ms",
+            "--observe",
+            &url,
+            "--observe",
+            &dead,
+        ],
+    );
+    let theirs = series(
+        &v,
+        &format!("remote.127.0.0.1:{port}.pg_stat_database_xact_commit.datname=ycsb"),
+    )["measured"]
+        .as_f64()
+        .unwrap();
+    let ours = series(&v, "db.commits")["measured"].as_f64().unwrap();
+    assert!(
+        close(theirs, ours),
+        "the exporter's {theirs} commits, the server's {ours}"
+    );
+    let warned: Vec<&str> = r.stderr.lines().filter(|l| l.contains(&dead)).collect();
+    assert_eq!(warned.len(), 1, "{}", r.stderr);
+    assert!(
+        warned[0].contains("check that the exporter runs"),
+        "{warned:?}"
+    );
+    assert_eq!(source(&v, &format!("exporter {dead}"))["samples"], 0);
 }

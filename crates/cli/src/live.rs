@@ -21,9 +21,16 @@ pub(crate) struct LiveArgs {
     pub metrics_listen: Option<String>,
     /// Observation of the host, the server's processes and the database's
     /// own statistics at every status interval, kept in the result
-    /// (docs/observe.md): `on` (the default) or `off`.
-    #[arg(long, value_name = "on|off", value_parser = parse_observe_arg)]
+    /// (docs/observe.md): `on` (the default) or `off`; or a Prometheus
+    /// exporter to scrape as well, e.g. http://db-host:9100/metrics
+    /// (node_exporter), repeatable.
+    #[arg(long, value_name = "on|off|URL", value_parser = parse_observe_arg)]
     pub observe: Vec<Observe>,
+    /// Keep an exporter's families whose names match PATTERN (`*` for any
+    /// run of characters, e.g. 'node_disk_*'), every label set a series of
+    /// its own, instead of the default set; repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub observe_metric: Vec<String>,
     /// The database server's main process on this machine, when it is not
     /// the one listening on the --db URL's port (a proxy in front, say):
     /// its processes' CPU, I/O and memory are observed.
@@ -39,14 +46,18 @@ pub(crate) struct LiveArgs {
 pub(crate) enum Observe {
     On,
     Off,
+    Exporter(yardstick_core::observe::scrape::Endpoint),
 }
 
 fn parse_observe_arg(s: &str) -> Result<Observe, String> {
     match s {
         "on" => Ok(Observe::On),
         "off" => Ok(Observe::Off),
+        url if url.contains("://") => {
+            yardstick_core::observe::scrape::Endpoint::parse(url).map(Observe::Exporter)
+        }
         other => Err(format!(
-            "'{other}' is not an observation setting: use on or off"
+            "'{other}' is not an observation setting: use on, off or an exporter's http://HOST:PORT/metrics"
         )),
     }
 }
@@ -89,9 +100,23 @@ impl LiveArgs {
         if self.observe.contains(&Observe::Off) {
             return None;
         }
+        use yardstick_core::observe::scrape::Keep;
         let opts = yardstick_core::observe::Options {
             server_pid: self.server_pid,
             data_dir: self.data_dir.clone(),
+            exporters: self
+                .observe
+                .iter()
+                .filter_map(|o| match o {
+                    Observe::Exporter(e) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect(),
+            keep: if self.observe_metric.is_empty() {
+                Keep::Default
+            } else {
+                Keep::Patterns(self.observe_metric.clone())
+            },
         };
         let servers = yardstick_bindings::servers(url).ok().flatten();
         Some(yardstick_core::observe::Plan::new(

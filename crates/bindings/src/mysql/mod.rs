@@ -19,6 +19,7 @@ pub mod tpcc;
 
 mod engine;
 mod session;
+mod stats;
 
 pub use session::MysqlSession;
 use crate::registry::{Capabilities, Descriptor, Registered};
@@ -297,6 +298,11 @@ impl Registered for MysqlBinding {
             tpcc: Some(tpcc::SUPPORT),
         },
     };
+
+    fn statistics(target: &Target) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        let ep = endpoint(target).ok()?;
+        Some(Box::new(stats::MysqlStats::new(ep.opts, ep.connect_timeout)))
+    }
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {
         let Endpoint {

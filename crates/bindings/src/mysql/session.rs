@@ -50,6 +50,13 @@ async fn prepare(c: &mut Conn, sql: &Sql, o: &OpenOptions) -> Result<Prepared, m
 impl Binding for MysqlBinding {
     type Session = Bounded<MysqlSession>;
 
+    fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        Some(Box::new(super::stats::MysqlStats::new(
+            self.opts.clone(),
+            self.connect_timeout,
+        )))
+    }
+
     async fn session(&self) -> Result<Self::Session, BindingError> {
         let user = self.opts.user().unwrap_or("root").to_string();
         let db = self.opts.db_name().unwrap_or("").to_string();

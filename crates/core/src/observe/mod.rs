@@ -19,6 +19,7 @@
 //! | [`host`] | CPU by state (all cores and each), memory, disks, network |
 //! | [`process`] | a server's process tree: CPU, I/O, memory, context switches |
 //! | [`dirsize`] | a data directory's size |
+//! | [`scrape`] | `--observe URL`: a Prometheus exporter's page |
 //! | [`procfs`] | the /proc parsers they share, and who listens on a port |
 pub mod dirsize;
 pub mod host;
@@ -27,6 +28,7 @@ pub mod plan;
 pub mod process;
 pub mod procfs;
 pub mod record;
+pub mod scrape;
 
 pub use observer::{Finished, Observer};
 pub use plan::{Options, Plan};

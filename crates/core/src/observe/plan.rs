@@ -5,6 +5,7 @@
 use super::dirsize::{DirSize, EngineSize};
 use super::process::Process;
 use super::procfs::{self, ListenerError};
+use super::scrape::{Endpoint, Keep, Scrape};
 use super::{host::Host, Absent, Observer, Source};
 use crate::binding::Binding;
 use std::path::PathBuf;
@@ -18,6 +19,10 @@ pub struct Options {
     pub server_pid: Option<u32>,
     /// A local server's data directory.
     pub data_dir: Option<PathBuf>,
+    /// Prometheus exporters to scrape (`--observe URL`).
+    pub exporters: Vec<Endpoint>,
+    /// What to keep of their pages.
+    pub keep: Keep,
 }
 
 /// The sources of one phase, before the binding is open.
@@ -69,6 +74,9 @@ impl Plan {
         }
         if let Some(dir) = &opts.data_dir {
             sources.push(Box::new(DirSize::new(dir)));
+        }
+        for e in &opts.exporters {
+            sources.push(Box::new(Scrape::new(e.clone(), opts.keep.clone())));
         }
         Plan {
             sources,
@@ -146,6 +154,7 @@ mod tests {
         let opts = Options {
             server_pid: Some(0),
             data_dir: Some("/nonexistent-dir".into()),
+            ..Options::default()
         };
         let p = Plan::new(&opts, None, SECOND);
         assert_eq!(p.warnings.len(), 1);

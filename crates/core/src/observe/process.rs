@@ -12,7 +12,16 @@ pub struct Process {
     program: String,
     /// Where it was found, for warnings.
     found: String,
+    /// The tree as last found (the root first), and samples since: finding
+    /// the descendants reads every process on the machine, so it is done
+    /// every tenth sample, or when one of them has ended. A process that
+    /// ends leaves its figures to its parent, so nothing is lost between.
+    tree: Vec<u32>,
+    since_scan: u32,
 }
+
+/// Samples between two searches for the server's descendants.
+const RESCAN: u32 = 10;
 
 impl Process {
     /// The tree under `pid`; `found` says how it was found
@@ -26,6 +35,8 @@ impl Process {
             hz: procfs::ticks_per_second(),
             program,
             found: found.to_string(),
+            tree: Vec::new(),
+            since_scan: 0,
         }
     }
 
@@ -41,7 +52,14 @@ impl Source for Process {
     }
 
     fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
-        let (u, n) = procfs::tree_usage(self.pid, self.hz).ok_or_else(|| {
+        let gone = self.tree.iter().any(|p| !Process::exists(*p));
+        if self.tree.is_empty() || gone || self.since_scan >= RESCAN {
+            self.tree = vec![self.pid];
+            self.tree.extend(procfs::descendants(self.pid));
+            self.since_scan = 0;
+        }
+        self.since_scan += 1;
+        let (u, n) = procfs::usage(&self.tree, self.hz).ok_or_else(|| {
             SourceError::Unavailable(format!(
                 "the process ({}) has gone; restart the server or give the new one's --server-pid",
                 self.found
@@ -64,10 +82,6 @@ impl Source for Process {
             out.push(Value::counter("process.write_bytes", "bytes", w as f64));
         }
         Ok(out)
-    }
-
-    fn warnings(&mut self) -> Vec<String> {
-        Vec::new()
     }
 }
 

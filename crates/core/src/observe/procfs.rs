@@ -214,8 +214,37 @@ pub fn pids() -> Vec<u32> {
         .unwrap_or_default()
 }
 
-/// Every descendant of `pid` (PostgreSQL's backends, for example).
+/// Every descendant of `pid` (PostgreSQL's backends, for example): from
+/// each thread's `children` list where the kernel has them (a few reads),
+/// else from every process's parent (a read per process on the machine).
 pub fn descendants(pid: u32) -> Vec<u32> {
+    children_lists(pid).unwrap_or_else(|| descendants_by_scan(pid))
+}
+
+/// The children of `pid`'s threads, and theirs; `None` without the lists.
+fn children_lists(pid: u32) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue; // ended meanwhile
+        };
+        for t in tasks.flatten() {
+            let text = match std::fs::read_to_string(t.path().join("children")) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && p == pid => return None,
+                Err(_) => continue,
+            };
+            for c in text.split_whitespace().filter_map(|c| c.parse().ok()) {
+                out.push(c);
+                todo.push(c);
+            }
+        }
+    }
+    Some(out)
+}
+
+fn descendants_by_scan(pid: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for p in pids() {
         if let Some(parent) = std::fs::read_to_string(format!("/proc/{p}/stat"))
@@ -245,11 +274,16 @@ pub fn resident(pid: u32) -> Option<u64> {
 }
 
 /// `pid` and its descendants, summed; `None` when `pid` itself is gone.
-/// Context switches are summed over every thread (a process's status
-/// counts its main thread only).
 pub fn tree_usage(pid: u32, hz: f64) -> Option<(Usage, usize)> {
     let mut procs = vec![pid];
     procs.extend(descendants(pid));
+    usage(&procs, hz)
+}
+
+/// `procs` summed (the first is the tree's root); `None` when the root is
+/// gone. Context switches are summed over every thread (a process's status
+/// counts its main thread only).
+pub fn usage(procs: &[u32], hz: f64) -> Option<(Usage, usize)> {
     let mut u = Usage::default();
     let (mut reads, mut writes) = (Some(0u64), Some(0u64));
     let mut seen = 0;

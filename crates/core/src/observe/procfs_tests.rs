@@ -129,3 +129,18 @@ fn this_process_is_found_listening() {
     drop(l);
     assert_eq!(listener(&server), Err(ListenerError::NotListening(server)));
 }
+
+#[test]
+fn descendants_are_found_from_the_childrens_lists_and_by_a_scan_alike() {
+    let mut child = std::process::Command::new("sleep")
+        .arg("5")
+        .spawn()
+        .unwrap();
+    let me = std::process::id();
+    let listed = descendants(me);
+    let scanned = descendants_by_scan(me);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(listed.contains(&child.id()), "{listed:?}");
+    assert!(scanned.contains(&child.id()), "{scanned:?}");
+}

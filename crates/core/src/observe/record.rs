@@ -115,13 +115,23 @@ impl Observation {
         });
     }
 
-    /// The `db.wait.*` gauges by their mean over the measured time, largest
-    /// first: the top wait events (active sessions waiting on each).
+    /// The `db.wait.*` series by the mean number of sessions waiting on
+    /// each over the measured time, largest first: the top wait events. A
+    /// gauge counts sessions at each sample (PostgreSQL's active-session
+    /// history); a counter of seconds waited (performance_schema's) has a
+    /// rate that is that mean.
     pub fn top_waits(&self, n: usize) -> Vec<(&str, f64)> {
+        let mean = |s: &Series| match s.kind {
+            Kind::Gauge => s.measured,
+            Kind::Counter => {
+                let v: Vec<f64> = s.values.iter().flatten().copied().collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            }
+        };
         let mut w: Vec<(&str, f64)> = self
             .series
             .iter()
-            .filter_map(|(k, s)| Some((k.strip_prefix("db.wait.")?, s.measured?)))
+            .filter_map(|(k, s)| Some((k.strip_prefix("db.wait.")?, mean(s)?)))
             .filter(|(_, v)| *v > 0.0)
             .collect();
         w.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
@@ -180,5 +190,14 @@ mod tests {
         }
         assert_eq!(o.top_waits(2), vec![("CPU", 1.5), ("IO:DataFileRead", 0.7)]);
         assert_eq!(o.top_waits(9).len(), 3);
+        // seconds waited, as performance_schema counts them: the mean rate
+        let mut waited = series(Kind::Counter, Some(30.0));
+        waited.values = vec![Some(2.0), None, Some(4.0)];
+        o.series
+            .insert("db.wait.wait/io/file/innodb/innodb_log_file".into(), waited);
+        assert_eq!(
+            o.top_waits(1),
+            vec![("wait/io/file/innodb/innodb_log_file", 3.0)]
+        );
     }
 }

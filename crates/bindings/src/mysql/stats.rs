@@ -1,0 +1,263 @@
+//! MariaDB's and MySQL's own statistics for observation, on a connection of
+//! their own: `SHOW GLOBAL STATUS` (statements by kind, the InnoDB buffer
+//! pool's reads and hit ratio, row lock waits and time, data and log bytes,
+//! MyRocks's block cache, compaction and stalls), wait events from
+//! performance_schema where it is on, and the global variables that differ
+//! from the compiled defaults.
+use super::connect;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+use yardstick_core::observe::{Source, SourceError, Value};
+
+/// How long one sample (or the connection) may take.
+const LIMIT: Duration = Duration::from_secs(2);
+
+/// Status variables kept as counters: variable, name, unit, scale to the unit.
+const COUNTERS: &[(&str, &str, &str, f64)] = &[
+    ("Questions", "db.statements", "operations", 1.0),
+    ("Com_select", "db.com.select", "operations", 1.0),
+    ("Com_insert", "db.com.insert", "operations", 1.0),
+    ("Com_update", "db.com.update", "operations", 1.0),
+    ("Com_delete", "db.com.delete", "operations", 1.0),
+    ("Com_commit", "db.com.commit", "operations", 1.0),
+    ("Com_rollback", "db.com.rollback", "operations", 1.0),
+    ("Com_stmt_execute", "db.com.stmt_execute", "operations", 1.0),
+    ("Bytes_received", "db.net_input_bytes", "bytes", 1.0),
+    ("Bytes_sent", "db.net_output_bytes", "bytes", 1.0),
+    ("Created_tmp_disk_tables", "db.tmp_disk_tables", "operations", 1.0),
+    ("Innodb_buffer_pool_read_requests", "db.buffer_pool.read_requests", "operations", 1.0),
+    ("Innodb_buffer_pool_reads", "db.buffer_pool.reads", "operations", 1.0),
+    ("Innodb_buffer_pool_write_requests", "db.buffer_pool.write_requests", "operations", 1.0),
+    ("Innodb_buffer_pool_wait_free", "db.buffer_pool.wait_free", "operations", 1.0),
+    ("Innodb_row_lock_waits", "db.row_lock_waits", "operations", 1.0),
+    ("Innodb_row_lock_time", "db.row_lock_time", "s", 1e-3),
+    ("Innodb_data_read", "db.innodb.data_read_bytes", "bytes", 1.0),
+    ("Innodb_data_written", "db.innodb.data_written_bytes", "bytes", 1.0),
+    ("Innodb_os_log_written", "db.innodb.log_written_bytes", "bytes", 1.0),
+    ("Innodb_rows_read", "db.rows_read", "operations", 1.0),
+    ("Innodb_rows_inserted", "db.rows_inserted", "operations", 1.0),
+    ("Innodb_rows_updated", "db.rows_updated", "operations", 1.0),
+    ("Innodb_rows_deleted", "db.rows_deleted", "operations", 1.0),
+    ("Rocksdb_block_cache_hit", "db.rocksdb.block_cache_hit", "operations", 1.0),
+    ("Rocksdb_block_cache_miss", "db.rocksdb.block_cache_miss", "operations", 1.0),
+    ("Rocksdb_compact_read_bytes", "db.rocksdb.compact_read_bytes", "bytes", 1.0),
+    ("Rocksdb_compact_write_bytes", "db.rocksdb.compact_write_bytes", "bytes", 1.0),
+    ("Rocksdb_flush_write_bytes", "db.rocksdb.flush_write_bytes", "bytes", 1.0),
+    ("Rocksdb_stall_micros", "db.rocksdb.stall_time", "s", 1e-6),
+    ("Rocksdb_wal_bytes", "db.rocksdb.wal_bytes", "bytes", 1.0),
+    ("Rocksdb_rows_read", "db.rocksdb.rows_read", "operations", 1.0),
+    ("Rocksdb_rows_inserted", "db.rocksdb.rows_inserted", "operations", 1.0),
+    ("Rocksdb_rows_updated", "db.rocksdb.rows_updated", "operations", 1.0),
+];
+
+/// Status variables kept as gauges.
+const GAUGES: &[(&str, &str, &str)] = &[
+    ("Threads_running", "db.threads.running", "threads"),
+    ("Threads_connected", "db.threads.connected", "threads"),
+    ("Innodb_buffer_pool_pages_dirty", "db.buffer_pool.pages_dirty", "pages"),
+    ("Innodb_buffer_pool_pages_free", "db.buffer_pool.pages_free", "pages"),
+    ("Rocksdb_memtable_total", "db.rocksdb.memtable_bytes", "bytes"),
+];
+
+/// Wait events with time on them, in picoseconds, from performance_schema.
+const WAITS: &str = "SELECT EVENT_NAME, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name \
+     WHERE SUM_TIMER_WAIT > 0 AND EVENT_NAME <> 'idle'";
+
+/// Global variables not at their compiled default: MariaDB's view, then MySQL 8's.
+const CHANGED: &[&str] = &[
+    "SELECT VARIABLE_NAME, GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES \
+     WHERE GLOBAL_VALUE_ORIGIN <> 'COMPILE-TIME' AND GLOBAL_VALUE IS NOT NULL",
+    "SELECT i.VARIABLE_NAME, g.VARIABLE_VALUE FROM performance_schema.variables_info i \
+     JOIN performance_schema.global_variables g USING (VARIABLE_NAME) WHERE i.VARIABLE_SOURCE <> 'COMPILED'",
+];
+
+/// The values of `SHOW GLOBAL STATUS` rows (names compared without case:
+/// MariaDB and MySQL spell some differently).
+pub(crate) fn parse_status(rows: &[(String, String)]) -> Vec<Value> {
+    let by: BTreeMap<String, &str> = rows
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.as_str()))
+        .collect();
+    let num = |k: &str| by.get(&k.to_ascii_lowercase()).and_then(|v| v.parse::<f64>().ok());
+    let mut out = Vec::new();
+    for (var, name, unit, scale) in COUNTERS {
+        if let Some(v) = num(var) {
+            out.push(Value::counter(*name, unit, v * scale));
+        }
+    }
+    for (var, name, unit) in GAUGES {
+        if let Some(v) = num(var) {
+            out.push(Value::gauge(*name, unit, v));
+        }
+    }
+    out
+}
+
+pub(crate) struct MysqlStats {
+    opts: Opts,
+    connect_timeout: Duration,
+    rt: Option<tokio::runtime::Runtime>,
+    conn: Option<Conn>,
+    /// performance_schema's wait events are read (it is on).
+    waits: Option<bool>,
+    /// Every wait event seen: each is 0 in a sample it is absent from.
+    seen: BTreeSet<String>,
+    /// Logical reads and disk reads at the last sample, for the hit ratio.
+    last: Option<(f64, f64)>,
+    warnings: Vec<String>,
+    settings: BTreeMap<String, String>,
+}
+
+impl MysqlStats {
+    pub(crate) fn new(opts: Opts, connect_timeout: Duration) -> MysqlStats {
+        MysqlStats {
+            opts,
+            connect_timeout,
+            rt: None,
+            conn: None,
+            waits: None,
+            seen: BTreeSet::new(),
+            last: None,
+            warnings: Vec::new(),
+            settings: BTreeMap::new(),
+        }
+    }
+
+    async fn first(&mut self, c: &mut Conn) {
+        for q in CHANGED {
+            if let Ok(rows) = c.query::<(String, String), _>(*q).await {
+                for (k, v) in rows {
+                    self.settings.insert(k.to_ascii_lowercase(), v);
+                }
+                break;
+            }
+        }
+        if let Ok(Some(v)) = c.query_first::<String, _>("SELECT VERSION()").await {
+            self.settings.insert("version()".into(), v);
+        }
+        let on = c
+            .query_first::<String, _>("SELECT @@performance_schema")
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("on"));
+        if !on {
+            self.warnings.push("performance_schema is off, so no wait events: start the server with performance_schema=ON to see them".into());
+        }
+        self.waits = Some(on);
+    }
+
+    async fn read(&mut self) -> Result<Vec<Value>, SourceError> {
+        let failed = |e: mysql_async::Error| SourceError::Failed(super::error_text(&e));
+        let mut c = match self.conn.take() {
+            Some(c) => c,
+            None => {
+                let mut c = connect(&self.opts, self.connect_timeout).await.map_err(failed)?;
+                if self.waits.is_none() {
+                    self.first(&mut c).await;
+                }
+                c
+            }
+        };
+        let rows: Vec<(String, String)> = c.query("SHOW GLOBAL STATUS").await.map_err(failed)?;
+        let mut out = parse_status(&rows);
+        if self.waits == Some(true) {
+            match c.query::<(String, u64), _>(WAITS).await {
+                Ok(rows) => {
+                    let now: BTreeMap<String, f64> = rows
+                        .into_iter()
+                        .map(|(k, ps)| (k, ps as f64 / 1e12))
+                        .collect();
+                    self.seen.extend(now.keys().cloned());
+                    for w in &self.seen {
+                        let s = now.get(w).copied().unwrap_or(0.0);
+                        out.push(Value::counter(format!("db.wait.{w}"), "s", s));
+                    }
+                }
+                Err(e) => {
+                    self.waits = Some(false);
+                    self.warnings.push(format!(
+                        "performance_schema's wait events left out: {}",
+                        super::error_text(&e)
+                    ));
+                }
+            }
+        }
+        self.conn = Some(c);
+        let get = |n: &str| out.iter().find(|v| v.name == n).map(|v| v.value);
+        if let (Some(req), Some(disk)) = (get("db.buffer_pool.read_requests"), get("db.buffer_pool.reads")) {
+            if let Some((r0, d0)) = self.last.replace((req, disk)) {
+                let (dr, dd) = (req - r0, disk - d0);
+                if dr > 0.0 {
+                    out.push(Value::gauge("db.cache_hit_ratio", "ratio", (1.0 - dd / dr).max(0.0)));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Source for MysqlStats {
+    fn name(&self) -> String {
+        "mysql".into()
+    }
+
+    fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
+        if self.rt.is_none() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| SourceError::Unavailable(format!("no runtime: {e}")))?;
+            self.rt = Some(rt);
+        }
+        let rt = self.rt.take().expect("made above");
+        let r = rt.block_on(async {
+            tokio::time::timeout(LIMIT, self.read())
+                .await
+                .unwrap_or_else(|_| Err(SourceError::Failed("no answer within 2 s".into())))
+        });
+        if r.is_err() {
+            self.conn = None; // a fresh connection next time
+        }
+        self.rt = Some(rt);
+        r
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    fn configuration(&mut self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_rows_become_counters_and_gauges_in_their_units() {
+        let rows: Vec<(String, String)> = [
+            ("Com_select", "100"),
+            ("Innodb_row_lock_time", "2500"),
+            ("Threads_running", "3"),
+            ("rocksdb_stall_micros", "1500000"),
+            ("Uptime", "99"),
+            ("Innodb_buffer_pool_reads", "not a number"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let v = parse_status(&rows);
+        let get = |n: &str| v.iter().find(|x| x.name == n).map(|x| (x.value, x.unit));
+        assert_eq!(get("db.com.select"), Some((100.0, "operations")));
+        assert_eq!(get("db.row_lock_time"), Some((2.5, "s")));
+        assert_eq!(get("db.threads.running"), Some((3.0, "threads")));
+        assert_eq!(get("db.rocksdb.stall_time"), Some((1.5, "s")));
+        assert_eq!(get("db.buffer_pool.reads"), None);
+        assert_eq!(v.len(), 4);
+    }
+}

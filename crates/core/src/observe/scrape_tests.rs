@@ -1,0 +1,148 @@
+use super::*;
+use crate::observe::Kind;
+use std::net::TcpListener;
+
+const PAGE: &str = r#"# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
+# TYPE node_cpu_seconds_total counter
+node_cpu_seconds_total{cpu="0",mode="idle"} 100.5
+node_cpu_seconds_total{cpu="0",mode="user"} 10
+node_cpu_seconds_total{cpu="1",mode="user"} 5.5
+# TYPE node_load1 gauge
+node_load1 0.75
+# TYPE node_network_receive_bytes_total counter
+node_network_receive_bytes_total{device="lo"} 1e3
+# TYPE go_gc_duration_seconds summary
+go_gc_duration_seconds{quantile="0.5"} 0.001
+# TYPE weird gauge
+weird{path="a\"}b",x="1"} 7 1700000000000
+untyped_total 3
+"#;
+
+fn get(v: &[Value], n: &str) -> Option<(f64, Kind)> {
+    v.iter().find(|x| x.name == n).map(|x| (x.value, x.kind))
+}
+
+#[test]
+fn the_default_set_is_summed_over_the_labels_it_does_not_name() {
+    let (v, cut) = parse_page(PAGE, &Keep::Default, "remote.h:9100");
+    assert_eq!(cut, 0);
+    assert_eq!(
+        get(&v, "remote.h:9100.node_cpu_seconds_total.mode=user"),
+        Some((15.5, Kind::Counter))
+    );
+    assert_eq!(
+        get(&v, "remote.h:9100.node_cpu_seconds_total.mode=idle"),
+        Some((100.5, Kind::Counter))
+    );
+    assert_eq!(
+        get(&v, "remote.h:9100.node_load1"),
+        Some((0.75, Kind::Gauge))
+    );
+    assert_eq!(
+        get(
+            &v,
+            "remote.h:9100.node_network_receive_bytes_total.device=lo"
+        ),
+        Some((1000.0, Kind::Counter))
+    );
+    // not in the set
+    assert_eq!(v.len(), 4, "{v:?}");
+}
+
+#[test]
+fn patterns_keep_every_label_set_and_read_escaped_labels() {
+    let keep = Keep::Patterns(vec!["weird".into(), "untyped*".into(), "node_cpu_*".into()]);
+    let (v, _) = parse_page(PAGE, &keep, "p");
+    assert_eq!(get(&v, "p.weird.path=a\"}b.x=1"), Some((7.0, Kind::Gauge)));
+    // untyped, but named like a counter
+    assert_eq!(get(&v, "p.untyped_total"), Some((3.0, Kind::Counter)));
+    assert_eq!(
+        get(&v, "p.node_cpu_seconds_total.cpu=1.mode=user"),
+        Some((5.5, Kind::Counter))
+    );
+    assert!(glob("pg_stat_*", "pg_stat_database_blks_hit") && !glob("pg_*_x", "pg_stat"));
+    assert!(glob("*", "") && glob("a*b*c", "axxbyyc") && !glob("a*b", "ab_c"));
+}
+
+#[test]
+fn too_many_series_are_cut_at_the_cap() {
+    let page: String = (0..MAX_SERIES + 7)
+        .map(|i| format!("m{{i=\"{i}\"}} 1\n"))
+        .collect();
+    let (v, cut) = parse_page(&page, &Keep::Patterns(vec!["m".into()]), "p");
+    assert_eq!((v.len(), cut), (MAX_SERIES, 7));
+}
+
+#[test]
+fn endpoints_are_parsed_and_their_passwords_masked() {
+    let e = Endpoint::parse("http://scraper:s3cr3t-scrape@127.0.0.1:9100/metrics").unwrap();
+    assert_eq!(e.host_port, "127.0.0.1:9100");
+    assert_eq!(e.path, "/metrics");
+    assert!(!e.shown.contains("s3cr3t-scrape"), "{}", e.shown);
+    assert_eq!(
+        Endpoint::parse("http://127.0.0.1:9187").unwrap().path,
+        "/metrics"
+    );
+    for (bad, why) in [
+        ("https://h:1/metrics", "https is not supported"),
+        (
+            "ftp://h:1",
+            "give on, off or an exporter's http://HOST:PORT/metrics",
+        ),
+        ("http://localhost/metrics", "name the exporter's port"),
+    ] {
+        let e = Endpoint::parse(bad).unwrap_err();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    assert_eq!(
+        dechunk("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+        "hello world"
+    );
+}
+
+/// Serves `body` once on a free loopback port.
+fn serve_once(head: &'static str, body: &'static str) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]).to_string();
+            let auth = request.contains("Authorization: Basic dTpw");
+            let _ = write!(
+                s,
+                "{head}\r\nContent-Length: {}\r\nX-Auth: {auth}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_page_is_fetched_with_its_credentials_and_a_dead_exporter_fails_the_sample() {
+    let addr = serve_once("HTTP/1.1 200 OK", "node_load1 2\n");
+    let e = Endpoint::parse(&format!("http://u:p@{addr}/metrics")).unwrap();
+    let mut s = Scrape::new(e, Keep::Default);
+    let v = s.sample().unwrap();
+    assert_eq!(
+        get(&v, &format!("remote.{addr}.node_load1")),
+        Some((2.0, Kind::Gauge))
+    );
+    let addr = serve_once("HTTP/1.1 404 Not Found", "");
+    let e = Endpoint::parse(&format!("http://{addr}/nope")).unwrap();
+    assert_eq!(e.fetch().unwrap_err(), "HTTP 404 for /nope");
+    let dead = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut s = Scrape::new(
+        Endpoint::parse(&format!("http://{dead}/metrics")).unwrap(),
+        Keep::Default,
+    );
+    match s.sample() {
+        Err(SourceError::Failed(w)) => assert!(w.contains("check that the exporter runs"), "{w}"),
+        other => panic!("{other:?}"),
+    }
+}
