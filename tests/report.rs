@@ -197,7 +197,14 @@ fn the_html_report_is_valid_self_contained_and_has_every_section() {
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     check_structure(&html).unwrap_or_else(|e| panic!("report.html: {e}"));
     assert!(html.contains("<title>A &amp; B</title>"));
-    for id in ["throughput", "latency", "slo", "over-time", "configuration"] {
+    for id in [
+        "throughput",
+        "latency",
+        "slo",
+        "over-time",
+        "server",
+        "configuration",
+    ] {
         assert!(
             html.contains(&format!("<section id=\"{id}\"")),
             "section {id}"
@@ -220,6 +227,12 @@ fn the_html_report_is_valid_self_contained_and_has_every_section() {
     );
     assert!(html.contains("response time (µs, log scale)"));
     assert!(html.contains("Throughput over time · a"));
+    // what the server did, on the same time axis: the host's CPU and the
+    // SQLite file's size; the figures per operation in a table
+    assert!(html.contains("What the server did"));
+    assert!(html.contains("CPU · a") && html.contains("sqlite://r.db host"));
+    assert!(html.contains("Data size · a"));
+    assert!(html.contains("<caption>The server per operation</caption>"));
     assert!(html.contains("Throughput vs latency · c"));
     assert!(html.contains("bound p99&lt;20ms"));
     // every number is in a table too: both targets, each phase, each operation

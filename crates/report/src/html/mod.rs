@@ -9,6 +9,7 @@ use yardstick_core::workload::Phase;
 use yardstick_orchestrate::index::{MatrixIndex, SuiteIndex};
 mod experiments;
 mod runs;
+mod server;
 mod spectrum;
 
 pub use crate::section::Table;
@@ -85,6 +86,7 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
         slo(inputs),
         scaling(inputs),
         over_time(inputs, sizes),
+        server::server(inputs, sizes),
         matrix(inputs),
         crate::tpcc::section(&inputs.tpcc),
     ]
