@@ -284,7 +284,7 @@ pub(crate) fn free_port() -> u16 {
 
 /// Starts a private server (`program args`) and waits until its port accepts.
 pub(crate) fn spawn_server(program: &str, args: &[String], port: u16) -> Option<Child> {
-    spawn_server_with(program, args, &[], port)
+    started(Command::new(program).args(args), program, port)
 }
 
 /// [`spawn_server`] with variables in its environment.
@@ -294,13 +294,17 @@ pub(crate) fn spawn_server_with(
     env: &[(&str, &str)],
     port: u16,
 ) -> Option<Child> {
-    let child = match Command::new(program)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    {
+    started(
+        Command::new(program).args(args).envs(env.iter().copied()),
+        program,
+        port,
+    )
+}
+
+/// Spawns `cmd` (quietly) and waits until `port` accepts; `None`, with the
+/// reason printed, where `program` is missing outside CI.
+fn started(cmd: &mut Command, program: &str, port: u16) -> Option<Child> {
+    let child = match cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn() {
         Ok(c) => c,
         Err(e) => {
             assert!(
