@@ -308,7 +308,14 @@ pub trait Binding: Send + Sync + 'static {
     fn info(&self) -> EngineInfo;
 
     /// Bytes the database occupies on disk, when the binding can tell.
+    /// Measured between phases: an engine may flush first.
     fn disk_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// Bytes on disk now, read without disturbing the engine (no flush, no
+    /// query): what observation samples at every interval of a run.
+    fn data_size(&self) -> Option<u64> {
         None
     }
 

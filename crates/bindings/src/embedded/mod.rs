@@ -289,6 +289,10 @@ impl<E: Engine> Binding for KvBinding<E> {
         let _ = self.engine.flush();
         Some(disk_usage(&self.dir.path))
     }
+
+    fn data_size(&self) -> Option<u64> {
+        Some(disk_usage(&self.dir.path))
+    }
 }
 
 pub struct KvSession<H> {

@@ -3,14 +3,22 @@ use super::*;
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-/// An in-memory engine, to test the generic layer without a library.
+/// An in-memory engine, to test the generic layer without a library; it
+/// counts its flushes.
 #[derive(Default)]
-struct Memory(Arc<RwLock<BTreeMap<Vec<u8>, Vec<u8>>>>);
+struct Memory(
+    Arc<RwLock<BTreeMap<Vec<u8>, Vec<u8>>>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+);
 
 impl Engine for Memory {
     type Handle = Memory;
     fn handle(&self) -> Result<Memory, BindingError> {
-        Ok(Memory(self.0.clone()))
+        Ok(Memory(self.0.clone(), self.1.clone()))
+    }
+    fn flush(&self) -> EngineResult<()> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
     fn info(&self) -> EngineInfo {
         EngineInfo {
@@ -155,4 +163,17 @@ fn a_file_where_the_directory_should_be_is_refused() {
     let t = Target::parse("memory://").unwrap();
     let e = Dir::open(&t, &opts, "memory").err().unwrap().to_string();
     assert!(e.contains("needs a directory"), "{e}");
+}
+
+#[test]
+fn observation_reads_the_size_without_the_flush_between_phases() {
+    let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+    let b = open_memory(&opts).unwrap();
+    let flushes = b.engine.1.clone();
+    std::fs::write(b.dir.path.join("data"), [0u8; 5000]).unwrap();
+    let size = b.data_size().unwrap();
+    assert!(size >= 5000, "{size}");
+    assert_eq!(flushes.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(b.disk_bytes(), Some(size));
+    assert_eq!(flushes.load(std::sync::atomic::Ordering::SeqCst), 1);
 }

@@ -300,6 +300,11 @@ impl Binding for SqliteBinding {
     }
 
     fn disk_bytes(&self) -> Option<u64> {
+        self.data_size()
+    }
+
+    /// The database file and its write-ahead log and shared-memory index.
+    fn data_size(&self) -> Option<u64> {
         let base = self.path.as_os_str().to_owned();
         let size = |suffix: &str| {
             let mut p = base.clone();

@@ -100,21 +100,25 @@ fn endpoints_are_parsed_and_their_passwords_masked() {
     );
 }
 
-/// Serves `body` once on a free loopback port.
-fn serve_once(head: &'static str, body: &'static str) -> String {
+/// Answers one request on a free loopback port with `head` and a page
+/// whose node_load1 says whether the request carried u:s3cr3t-basic.
+fn serve_once(head: &'static str) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     std::thread::spawn(move || {
         if let Ok((mut s, _)) = l.accept() {
+            let mut request = Vec::new();
             let mut buf = [0u8; 4096];
-            let n = s.read(&mut buf).unwrap_or(0);
-            let request = String::from_utf8_lossy(&buf[..n]).to_string();
-            let auth = request.contains("Authorization: Basic dTpw");
-            let _ = write!(
-                s,
-                "{head}\r\nContent-Length: {}\r\nX-Auth: {auth}\r\n\r\n{body}",
-                body.len()
-            );
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&request);
+            let auth = text.contains("Authorization: Basic dTpzM2NyM3QtYmFzaWM=");
+            let body = format!("node_load1 {}\n", u8::from(auth) * 2);
+            let _ = write!(s, "{head}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
         }
     });
     addr
@@ -122,15 +126,15 @@ fn serve_once(head: &'static str, body: &'static str) -> String {
 
 #[test]
 fn a_page_is_fetched_with_its_credentials_and_a_dead_exporter_fails_the_sample() {
-    let addr = serve_once("HTTP/1.1 200 OK", "node_load1 2\n");
-    let e = Endpoint::parse(&format!("http://u:p@{addr}/metrics")).unwrap();
+    let addr = serve_once("HTTP/1.1 200 OK");
+    let e = Endpoint::parse(&format!("http://u:s3cr3t-basic@{addr}/metrics")).unwrap();
     let mut s = Scrape::new(e, Keep::Default);
     let v = s.sample().unwrap();
     assert_eq!(
         get(&v, &format!("remote.{addr}.node_load1")),
         Some((2.0, Kind::Gauge))
     );
-    let addr = serve_once("HTTP/1.1 404 Not Found", "");
+    let addr = serve_once("HTTP/1.1 404 Not Found");
     let e = Endpoint::parse(&format!("http://{addr}/nope")).unwrap();
     assert_eq!(e.fetch().unwrap_err(), "HTTP 404 for /nope");
     let dead = TcpListener::bind("127.0.0.1:0")
