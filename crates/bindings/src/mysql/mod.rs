@@ -301,7 +301,9 @@ impl Registered for MysqlBinding {
 
     fn statistics(target: &Target) -> Option<Box<dyn yardstick_core::observe::Source>> {
         let ep = endpoint(target).ok()?;
-        Some(Box::new(stats::MysqlStats::new(ep.opts, ep.connect_timeout)))
+        Some(Box::new(yardstick_core::observe::remote::Driven::new(
+            stats::MysqlStats::new(ep.opts, ep.connect_timeout),
+        )))
     }
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {

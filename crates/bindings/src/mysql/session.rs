@@ -51,9 +51,8 @@ impl Binding for MysqlBinding {
     type Session = Bounded<MysqlSession>;
 
     fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
-        Some(Box::new(super::stats::MysqlStats::new(
-            self.opts.clone(),
-            self.connect_timeout,
+        Some(Box::new(yardstick_core::observe::remote::Driven::new(
+            super::stats::MysqlStats::new(self.opts.clone(), self.connect_timeout),
         )))
     }
 

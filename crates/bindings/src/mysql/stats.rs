@@ -9,10 +9,8 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
-use yardstick_core::observe::{Source, SourceError, Value};
-
-/// How long one sample (or the connection) may take.
-const LIMIT: Duration = Duration::from_secs(2);
+use yardstick_core::observe::remote::{HitRatio, Remote};
+use yardstick_core::observe::{SourceError, Value};
 
 /// Status variables kept as counters: variable, name, unit, scale to the unit.
 const COUNTERS: &[(&str, &str, &str, f64)] = &[
@@ -98,14 +96,13 @@ pub(crate) fn parse_status(rows: &[(String, String)]) -> Vec<Value> {
 pub(crate) struct MysqlStats {
     opts: Opts,
     connect_timeout: Duration,
-    rt: Option<tokio::runtime::Runtime>,
     conn: Option<Conn>,
     /// performance_schema's wait events are read (it is on).
     waits: Option<bool>,
     /// Every wait event seen: each is 0 in a sample it is absent from.
     seen: BTreeSet<String>,
-    /// Logical reads and disk reads at the last sample, for the hit ratio.
-    last: Option<(f64, f64)>,
+    /// Buffer pool reads served from memory against those from disk.
+    hits: HitRatio,
     warnings: Vec<String>,
     settings: BTreeMap<String, String>,
 }
@@ -115,11 +112,10 @@ impl MysqlStats {
         MysqlStats {
             opts,
             connect_timeout,
-            rt: None,
             conn: None,
             waits: None,
             seen: BTreeSet::new(),
-            last: None,
+            hits: HitRatio::default(),
             warnings: Vec::new(),
             settings: BTreeMap::new(),
         }
@@ -147,6 +143,12 @@ impl MysqlStats {
             self.warnings.push("performance_schema is off, so no wait events: start the server with performance_schema=ON to see them".into());
         }
         self.waits = Some(on);
+    }
+}
+
+impl Remote for MysqlStats {
+    fn name(&self) -> String {
+        "mysql".into()
     }
 
     async fn read(&mut self) -> Result<Vec<Value>, SourceError> {
@@ -188,41 +190,13 @@ impl MysqlStats {
         self.conn = Some(c);
         let get = |n: &str| out.iter().find(|v| v.name == n).map(|v| v.value);
         if let (Some(req), Some(disk)) = (get("db.buffer_pool.read_requests"), get("db.buffer_pool.reads")) {
-            if let Some((r0, d0)) = self.last.replace((req, disk)) {
-                let (dr, dd) = (req - r0, disk - d0);
-                if dr > 0.0 {
-                    out.push(Value::gauge("db.cache_hit_ratio", "ratio", (1.0 - dd / dr).max(0.0)));
-                }
-            }
+            out.extend(self.hits.next((req - disk).max(0.0), disk));
         }
         Ok(out)
     }
-}
 
-impl Source for MysqlStats {
-    fn name(&self) -> String {
-        "mysql".into()
-    }
-
-    fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
-        if self.rt.is_none() {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| SourceError::Unavailable(format!("no runtime: {e}")))?;
-            self.rt = Some(rt);
-        }
-        let rt = self.rt.take().expect("made above");
-        let r = rt.block_on(async {
-            tokio::time::timeout(LIMIT, self.read())
-                .await
-                .unwrap_or_else(|_| Err(SourceError::Failed("no answer within 2 s".into())))
-        });
-        if r.is_err() {
-            self.conn = None; // a fresh connection next time
-        }
-        self.rt = Some(rt);
-        r
+    fn reset(&mut self) {
+        self.conn = None;
     }
 
     fn warnings(&mut self) -> Vec<String> {

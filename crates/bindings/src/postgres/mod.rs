@@ -2,6 +2,7 @@
 //! tokio-postgres driver. One connection per in-flight slot, every statement
 //! prepared when the session opens, YCSB's JDBC table layout (`usertable`,
 //! `YCSB_KEY` primary key, `FIELD0..n` TEXT) so tables loaded by YCSB work.
+use yardstick_core::observe::remote::Driven;
 use yardstick_core::run::run_cold;
 use crate::sql::{Dialect, Placeholder, Statements as Sql, Upsert};
 use crate::url::Target;
@@ -282,7 +283,7 @@ impl Registered for PostgresBinding {
         let flavor = target.param("flavor").unwrap_or("postgres");
         let ep = endpoint(target).ok()?;
         matches!(flavor, "postgres" | "postgresql")
-            .then(|| Box::new(stats::PgStats::new(ep)) as Box<dyn yardstick_core::observe::Source>)
+            .then(|| Box::new(Driven::new(stats::PgStats::new(ep))) as Box<dyn yardstick_core::observe::Source>)
     }
 
     fn open(target: &Target, opts: &OpenOptions) -> Result<Self, BindingError> {

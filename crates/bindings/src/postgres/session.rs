@@ -77,7 +77,11 @@ impl Binding for PostgresBinding {
 
     fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
         (self.flavor == super::Flavor::Postgres)
-            .then(|| Box::new(super::stats::PgStats::new(self.ep.clone())) as Box<dyn yardstick_core::observe::Source>)
+            .then(|| {
+                Box::new(yardstick_core::observe::remote::Driven::new(
+                    super::stats::PgStats::new(self.ep.clone()),
+                )) as Box<dyn yardstick_core::observe::Source>
+            })
     }
 
     fn info(&self) -> EngineInfo {

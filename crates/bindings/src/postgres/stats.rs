@@ -6,12 +6,9 @@
 //! the defaults.
 use super::{connect, error_text, Endpoint};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 use tokio_postgres::Client;
-use yardstick_core::observe::{Source, SourceError, Value};
-
-/// How long one sample (or the connection) may take.
-const LIMIT: Duration = Duration::from_secs(2);
+use yardstick_core::observe::remote::{HitRatio, Remote};
+use yardstick_core::observe::{SourceError, Value};
 
 /// Active client sessions by what they wait on; `CPU` for none (running,
 /// or waiting on something PostgreSQL does not instrument).
@@ -78,14 +75,13 @@ const PRIVILEGED: &str = "SELECT pg_has_role(current_user, 'pg_read_all_stats', 
 
 pub(crate) struct PgStats {
     ep: Endpoint,
-    rt: Option<tokio::runtime::Runtime>,
     client: Option<Client>,
     /// Views this server has not got (pg_stat_wal before version 14): left out.
     skipped: BTreeSet<&'static str>,
     /// Every wait event seen: each is 0 in a sample it is absent from.
     seen: BTreeSet<String>,
-    /// blocks hit and read at the last sample, for the interval's hit ratio.
-    blocks: Option<(f64, f64)>,
+    /// Shared-buffer hits against reads.
+    blocks: HitRatio,
     warnings: Vec<String>,
     settings: BTreeMap<String, String>,
 }
@@ -94,11 +90,10 @@ impl PgStats {
     pub(crate) fn new(ep: Endpoint) -> PgStats {
         PgStats {
             ep,
-            rt: None,
             client: None,
             skipped: BTreeSet::new(),
             seen: BTreeSet::new(),
-            blocks: None,
+            blocks: HitRatio::default(),
             warnings: Vec::new(),
             settings: BTreeMap::new(),
         }
@@ -127,7 +122,7 @@ impl PgStats {
         }
     }
 
-    async fn read(&mut self, client: &Client) -> Result<Vec<Value>, SourceError> {
+    async fn views(&mut self, client: &Client) -> Result<Vec<Value>, SourceError> {
         let mut out = Vec::new();
         let rows = client
             .query(WAITS, &[])
@@ -167,53 +162,37 @@ impl PgStats {
         }
         let get = |n: &str| out.iter().find(|v| v.name == n).map(|v| v.value);
         if let (Some(hit), Some(read)) = (get("db.blocks_hit"), get("db.blocks_read")) {
-            if let Some((h0, r0)) = self.blocks.replace((hit, read)) {
-                let (dh, dr) = (hit - h0, read - r0);
-                if dh + dr > 0.0 {
-                    out.push(Value::gauge("db.cache_hit_ratio", "ratio", dh / (dh + dr)));
-                }
-            }
+            out.extend(self.blocks.next(hit, read));
         }
         Ok(out)
     }
 }
 
-impl Source for PgStats {
+impl Remote for PgStats {
     fn name(&self) -> String {
         "postgresql".into()
     }
 
-    fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
-        if self.rt.is_none() {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| SourceError::Unavailable(format!("no runtime: {e}")))?;
-            self.rt = Some(rt);
-        }
-        let rt = self.rt.take().expect("made above");
-        let r = rt.block_on(async {
-            let client = match self.client.take() {
-                Some(c) if !c.is_closed() => c,
-                _ => {
-                    let c = tokio::time::timeout(LIMIT, connect(&self.ep))
-                        .await
-                        .map_err(|_| SourceError::Failed("no connection within 2 s".into()))?
-                        .map_err(|e| SourceError::Failed(e.to_string()))?;
-                    if self.settings.is_empty() {
-                        self.first(&c).await;
-                    }
-                    c
+    async fn read(&mut self) -> Result<Vec<Value>, SourceError> {
+        let client = match self.client.take() {
+            Some(c) if !c.is_closed() => c,
+            _ => {
+                let c = connect(&self.ep)
+                    .await
+                    .map_err(|e| SourceError::Failed(e.to_string()))?;
+                if self.settings.is_empty() {
+                    self.first(&c).await;
                 }
-            };
-            let r = tokio::time::timeout(LIMIT, self.read(&client))
-                .await
-                .unwrap_or_else(|_| Err(SourceError::Failed("no answer within 2 s".into())));
-            self.client = Some(client);
-            r
-        });
-        self.rt = Some(rt);
+                c
+            }
+        };
+        let r = self.views(&client).await;
+        self.client = Some(client);
         r
+    }
+
+    fn reset(&mut self) {
+        self.client = None;
     }
 
     fn warnings(&mut self) -> Vec<String> {

@@ -58,8 +58,9 @@ impl Binding for RedisBinding {
     /// INFO of one server; a cluster's nodes are not observed one by one.
     fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
         (!self.inner.is_cluster()).then(|| {
-            Box::new(super::stats::RedisStats::new(self.inner.clone()))
-                as Box<dyn yardstick_core::observe::Source>
+            Box::new(yardstick_core::observe::remote::Driven::new(
+                super::stats::RedisStats::new(self.inner.clone()),
+            )) as Box<dyn yardstick_core::observe::Source>
         })
     }
 }

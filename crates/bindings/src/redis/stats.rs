@@ -5,11 +5,8 @@
 use super::{Con, Inner};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
-use yardstick_core::observe::{Source, SourceError, Value};
-
-/// How long one sample (or the connection) may take.
-const LIMIT: Duration = Duration::from_secs(2);
+use yardstick_core::observe::remote::{HitRatio, Remote};
+use yardstick_core::observe::{SourceError, Value};
 
 /// INFO fields kept as counters: field, name, unit.
 const COUNTERS: &[(&str, &str, &str)] = &[
@@ -93,10 +90,8 @@ fn secret(name: &str) -> bool {
 
 pub(crate) struct RedisStats {
     inner: Arc<Inner>,
-    rt: Option<tokio::runtime::Runtime>,
     con: Option<Con>,
-    /// Hits and misses at the last sample, for the interval's hit ratio.
-    last: Option<(f64, f64)>,
+    hits: HitRatio,
     settings: BTreeMap<String, String>,
 }
 
@@ -104,11 +99,16 @@ impl RedisStats {
     pub(crate) fn new(inner: Arc<Inner>) -> RedisStats {
         RedisStats {
             inner,
-            rt: None,
             con: None,
-            last: None,
+            hits: HitRatio::default(),
             settings: BTreeMap::new(),
         }
+    }
+}
+
+impl Remote for RedisStats {
+    fn name(&self) -> String {
+        "redis".into()
     }
 
     async fn read(&mut self) -> Result<Vec<Value>, SourceError> {
@@ -141,41 +141,13 @@ impl RedisStats {
         let mut values = parse_info(&text);
         let get = |n: &str| values.iter().find(|v| v.name == n).map(|v| v.value);
         if let (Some(h), Some(m)) = (get("db.keyspace_hits"), get("db.keyspace_misses")) {
-            if let Some((h0, m0)) = self.last.replace((h, m)) {
-                let (dh, dm) = (h - h0, m - m0);
-                if dh + dm > 0.0 {
-                    values.push(Value::gauge("db.cache_hit_ratio", "ratio", dh / (dh + dm)));
-                }
-            }
+            values.extend(self.hits.next(h, m));
         }
         Ok(values)
     }
-}
 
-impl Source for RedisStats {
-    fn name(&self) -> String {
-        "redis".into()
-    }
-
-    fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
-        if self.rt.is_none() {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| SourceError::Unavailable(format!("no runtime: {e}")))?;
-            self.rt = Some(rt);
-        }
-        let rt = self.rt.take().expect("made above");
-        let r = rt.block_on(async {
-            tokio::time::timeout(LIMIT, self.read())
-                .await
-                .unwrap_or_else(|_| Err(SourceError::Failed("no answer within 2 s".into())))
-        });
-        if r.is_err() {
-            self.con = None; // a fresh connection next time
-        }
-        self.rt = Some(rt);
-        r
+    fn reset(&mut self) {
+        self.con = None;
     }
 
     fn configuration(&mut self) -> BTreeMap<String, String> {

@@ -20,6 +20,7 @@
 //! | [`process`] | a server's process tree: CPU, I/O, memory, context switches |
 //! | [`dirsize`] | a data directory's size |
 //! | [`scrape`] | `--observe URL`: a Prometheus exporter's page |
+//! | [`remote`] | what the database sources share: their runtime, limit and hit ratio |
 //! | [`procfs`] | the /proc parsers they share, and who listens on a port |
 pub mod dirsize;
 pub mod host;
@@ -28,6 +29,7 @@ pub mod plan;
 pub mod process;
 pub mod procfs;
 pub mod record;
+pub mod remote;
 pub mod scrape;
 
 pub use observer::{Finished, Observer};

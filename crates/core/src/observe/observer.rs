@@ -352,8 +352,9 @@ fn build(l: &Log, ticks: &[(i64, f64, bool)], stalled: bool, obs: &mut Observati
     for (name, kind, unit) in names {
         let mut values = vec![None; n];
         let mut prev = l.baseline.as_ref();
-        // the last sample before measurement, and the last of it
-        let (mut start, mut end) = (if first_measured == 0 { prev } else { None }, None);
+        // the last sample before measurement (the first one, taken at the
+        // start, where no warm-up sample came back), and the last of it
+        let (mut start, mut end) = (prev, None);
         let mut gauges = Vec::new();
         for (seq, s) in &l.samples {
             let i = (*seq - 1) as usize;
