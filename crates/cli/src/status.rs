@@ -108,9 +108,23 @@ impl StatusLine {
         let _ = err.flush();
     }
 
+    /// An interval closed: the observation (if any) samples it, then the
+    /// line and the metrics endpoint show it.
+    pub(crate) fn interval(
+        &mut self,
+        v: &IntervalView,
+        observer: Option<&mut yardstick_core::observe::Observer>,
+    ) {
+        if let Some(o) = observer {
+            o.tick(v.point);
+            self.observed(o);
+        }
+        self.update(v);
+    }
+
     /// The observation at an interval's close: its new warnings on lines of
     /// their own, its latest values to the metrics endpoint.
-    pub(crate) fn observed(&mut self, o: &mut yardstick_core::observe::Observer) {
+    fn observed(&mut self, o: &mut yardstick_core::observe::Observer) {
         if let Some(m) = &self.metrics {
             m.snapshot().observed(o.latest());
         }

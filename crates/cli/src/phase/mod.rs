@@ -444,11 +444,7 @@ impl WithBinding for Exec<'_> {
         let scheme = engine.name.clone();
         let mut observer = self.observe.map(|p| p.start(&binding, &scheme));
         let out = run::run(&work, &spec, self.control, &mut |v| {
-            if let Some(o) = &mut observer {
-                o.tick(v.point);
-                status.observed(o);
-            }
-            status.update(v)
+            status.interval(v, observer.as_mut())
         })?;
         // stopped before --verify reads back
         let observation = observer.map(|o| crate::observe::stop(o, &spec));

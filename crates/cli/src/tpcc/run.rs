@@ -254,11 +254,7 @@ pub(super) fn run_cmd(a: &RunArgs, command_line: Vec<String>) -> Result<i32, Cli
         .observation(&a.db, spec.status_interval)
         .map(|p| p.start_with(yardstick_bindings::statistics(&a.db), None, &scheme));
     let out = run::run(&terminals, &spec, &control, &mut |v| {
-        if let Some(o) = &mut observer {
-            o.tick(v.point);
-            status.observed(o);
-        }
-        status.update(v)
+        status.interval(v, observer.as_mut())
     });
     status.finish();
     let observed = observer.map(|o| crate::observe::stop(o, &spec));

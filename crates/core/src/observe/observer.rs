@@ -4,7 +4,7 @@ use super::record::{Observation, Series, SourceRecord, SourceState};
 use super::{Kind, Source, SourceError, Value};
 use crate::run::cpu::thread_cpu_time;
 use crate::run::IntervalPoint;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -143,10 +143,13 @@ impl Observer {
             } else {
                 l.baseline.as_ref()
             };
+            let before = prev.map(|p| (p.at, by_name(p)));
             for v in &last.values {
                 let x = match v.kind {
                     Kind::Gauge => Some(v.value),
-                    Kind::Counter => prev.and_then(|p| rate(p, last, &v.name)),
+                    Kind::Counter => before.as_ref().and_then(|(at, b)| {
+                        rate((*at, *b.get(v.name.as_str())?), (last.at, v.value))
+                    }),
                 };
                 if let Some(x) = x {
                     let unit = if v.kind == Kind::Counter {
@@ -233,12 +236,19 @@ fn per_second(unit: &'static str) -> &'static str {
     }
 }
 
-fn rate(prev: &Sample, now: &Sample, name: &str) -> Option<f64> {
-    let find = |s: &Sample| s.values.iter().find(|v| v.name == name).map(|v| v.value);
-    let (a, b) = (find(prev)?, find(now)?);
-    let dt = now.at.checked_duration_since(prev.at)?.as_secs_f64();
+/// A counter's rate from `a` at `t0` to `b` at `t1`.
+fn rate((t0, a): (Instant, f64), (t1, b): (Instant, f64)) -> Option<f64> {
+    let dt = t1.checked_duration_since(t0)?.as_secs_f64();
     // a counter that went back (a process restarted) gives no rate
     (b >= a && dt > 0.0).then(|| (b - a) / dt)
+}
+
+/// A sample's values by name.
+fn by_name(s: &Sample) -> HashMap<&str, f64> {
+    s.values
+        .iter()
+        .map(|v| (v.name.as_str(), v.value))
+        .collect()
 }
 
 /// The source's thread: a first sample, then one per tick received.
@@ -341,40 +351,50 @@ fn lower_priority() {
 fn build(l: &Log, ticks: &[(i64, f64, bool)], stalled: bool, obs: &mut Observation) {
     let n = ticks.len();
     let first_measured = ticks.iter().position(|t| !t.2).unwrap_or(n) as u64;
-    let mut names: Vec<(&str, Kind, &'static str)> = Vec::new();
-    for s in l.baseline.iter().chain(l.samples.iter().map(|(_, s)| s)) {
+    // the baseline (where there is one) then the kept samples, and every
+    // value's column over them, looked up once
+    let all: Vec<(u64, &Sample)> = l
+        .baseline
+        .iter()
+        .map(|s| (0, s))
+        .chain(l.samples.iter().map(|(q, s)| (*q, s)))
+        .collect();
+    let mut columns: BTreeMap<&str, (Kind, &'static str, Vec<Option<f64>>)> = BTreeMap::new();
+    for (i, (_, s)) in all.iter().enumerate() {
         for v in &s.values {
-            if !names.iter().any(|(n, _, _)| *n == v.name) {
-                names.push((&v.name, v.kind, v.unit));
-            }
+            let c = columns
+                .entry(&v.name)
+                .or_insert_with(|| (v.kind, v.unit, vec![None; all.len()]));
+            c.2[i] = Some(v.value);
         }
     }
-    for (name, kind, unit) in names {
+    let first = usize::from(l.baseline.is_some());
+    for (name, (kind, unit, column)) in columns {
         let mut values = vec![None; n];
-        let mut prev = l.baseline.as_ref();
         // the last sample before measurement (the first one, taken at the
         // start, where no warm-up sample came back), and the last of it
-        let (mut start, mut end) = (prev, None);
+        let (mut start, mut end) = ((first == 1).then_some(0), None);
         let mut gauges = Vec::new();
-        for (seq, s) in &l.samples {
-            let i = (*seq - 1) as usize;
-            let measured = *seq > first_measured;
-            let own = s.values.iter().find(|v| v.name == name).map(|v| v.value);
-            values[i] = match kind {
+        for p in first..all.len() {
+            let (seq, s) = all[p];
+            let measured = seq > first_measured;
+            let own = column[p];
+            values[(seq - 1) as usize] = match kind {
                 Kind::Gauge => own,
-                Kind::Counter => prev.and_then(|p| rate(p, s, name)),
+                Kind::Counter => p
+                    .checked_sub(1)
+                    .and_then(|q| rate((all[q].1.at, column[q]?), (s.at, own?))),
             };
             if measured {
-                end = Some(s);
+                end = Some(p);
                 if let Some(g) = own.filter(|_| kind == Kind::Gauge) {
                     gauges.push(g);
                 }
             } else {
-                start = Some(s);
+                start = Some(p);
             }
-            prev = Some(s);
         }
-        let value_of = |s: &Sample| s.values.iter().find(|v| v.name == name).map(|v| v.value);
+        let value_of = |p: usize| column[p];
         let (measured, max) = match kind {
             Kind::Counter => (
                 start

@@ -145,7 +145,7 @@ pub fn net_dev(text: &str) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-/// One process's figures, summed over a tree by [`tree_usage`].
+/// One process's figures, summed over a tree by [`usage`].
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
     /// User and system CPU of the process and of its children it reaped.
@@ -271,13 +271,6 @@ pub fn resident(pid: u32) -> Option<u64> {
         &std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?,
         "VmRSS",
     )
-}
-
-/// `pid` and its descendants, summed; `None` when `pid` itself is gone.
-pub fn tree_usage(pid: u32, hz: f64) -> Option<(Usage, usize)> {
-    let mut procs = vec![pid];
-    procs.extend(descendants(pid));
-    usage(&procs, hz)
 }
 
 /// `procs` summed (the first is the tree's root); `None` when the root is

@@ -83,11 +83,14 @@ fn process_figures_are_read_past_a_command_name_with_parentheses() {
 
 #[test]
 fn this_process_tree_is_measured() {
-    let (u, n) = tree_usage(std::process::id(), ticks_per_second()).unwrap();
+    let me = std::process::id();
+    let mut tree = vec![me];
+    tree.extend(descendants(me));
+    let (u, n) = usage(&tree, ticks_per_second()).unwrap();
     assert!(n >= 1 && u.threads >= 1 && u.rss_anon > 0 && u.context_switches > 0);
     assert!(resident(std::process::id()).unwrap() > 0);
     // no process has pid 0 in /proc
-    assert_eq!(tree_usage(0, 100.0), None);
+    assert_eq!(usage(&[0], 100.0), None);
 }
 
 #[test]
