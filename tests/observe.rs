@@ -512,3 +512,69 @@ fn postgres_exporter_agrees_with_the_servers_own_commit_count_and_a_dead_one_is_
     );
     assert_eq!(source(&v, &format!("exporter {dead}"))["samples"], 0);
 }
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_keeps_its_files_per_level_and_compact_moves_them_down() {
+    let dir = tempfile::tempdir().unwrap();
+    // small memtables and no automatic compaction: the load leaves its
+    // flushes in L0, as RocksDB's bulk-load recipe does
+    let db = format!(
+        "rocksdb://{}?write_buffer_size=64KiB&auto_compaction=false",
+        dir.path().join("db").display()
+    );
+    let (_, before) = load_and_run(
+        dir.path(),
+        &db,
+        "workloadc",
+        &["--status-interval", "100ms"],
+    );
+    assert_eq!(source(&before, "rocksdb")["state"], "ok");
+    let l0 = series(&before, "db.level.L0.files")["max"]
+        .as_f64()
+        .unwrap();
+    assert!(l0 >= 2.0, "{}", before["observation"]["series"]);
+    assert!(series(&before, "db.compaction.pending_bytes")["max"].is_number());
+    let c = yardstick(dir.path(), &["compact", "--db", &db]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.stdout.contains("compacted in ")
+            && c.stdout.contains(&format!("files per level L0 {l0}")),
+        "{}",
+        c.stdout
+    );
+    let (_, after) = run_c_again(dir.path(), &db);
+    assert_eq!(series(&after, "db.level.L0.files")["max"], 0.0);
+    assert_one_error_with_code(
+        &yardstick(dir.path(), &["compact", "--db", "null://"]),
+        2,
+        "has no manual compaction: compact works on rocksdb, leveldb and wiredtiger",
+    );
+}
+
+/// Runs workload C again on what `load_and_run` loaded, into r2.json.
+fn run_c_again(dir: &std::path::Path, db: &str) -> (Run, Value) {
+    let r = yardstick(
+        dir,
+        &[
+            "run",
+            "--db",
+            db,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=2000",
+            "-p",
+            "operationcount=6000",
+            "--status-interval",
+            "100ms",
+            "-q",
+            "--out",
+            "r2.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read_json(&dir.join("r2.json"));
+    assert_schema_valid(&v);
+    (r, v)
+}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <wiredtiger.h>
 
 int ys_wt_notfound(void) { return WT_NOTFOUND; }
@@ -141,6 +142,44 @@ int ys_wt_checkpoint(WT_CONNECTION *conn) {
     if (ret != 0)
         return ret;
     ret = s->checkpoint(s, NULL);
+    s->close(s, NULL);
+    return ret;
+}
+
+/* Calls `row` with every connection statistic's description ("cache: bytes
+ * currently in the cache") and value; needs statistics= at open. */
+int ys_wt_stats(WT_CONNECTION *conn, void (*row)(void *, const char *, int64_t), void *ctx) {
+    WT_SESSION *s;
+    WT_CURSOR *c;
+    const char *desc, *printable;
+    int64_t value;
+    int ret = conn->open_session(conn, NULL, NULL, &s);
+    if (ret != 0)
+        return ret;
+    ret = s->open_cursor(s, "statistics:", NULL, NULL, &c);
+    if (ret == 0) {
+        while ((ret = c->next(c)) == 0) {
+            ret = c->get_value(c, &desc, &printable, &value);
+            if (ret != 0)
+                break;
+            row(ctx, desc, value);
+        }
+        if (ret == WT_NOTFOUND)
+            ret = 0;
+        c->close(c);
+    }
+    s->close(s, NULL);
+    return ret;
+}
+
+/* Compacts table `uri`: rewrites it to give free space back to the file
+ * system; returns once done. */
+int ys_wt_compact(WT_CONNECTION *conn, const char *uri) {
+    WT_SESSION *s;
+    int ret = conn->open_session(conn, NULL, NULL, &s);
+    if (ret != 0)
+        return ret;
+    ret = s->compact(s, uri, NULL);
     s->close(s, NULL);
     return ret;
 }

@@ -5,6 +5,7 @@
 //! be written; 2 bad input or a target that cannot be used (nothing ran);
 //! 130 interrupted by Ctrl-C (the partial result was written).
 mod args;
+mod compact;
 mod compare;
 mod errline;
 mod list;
@@ -176,6 +177,10 @@ pub(crate) enum Command {
     /// database, open loop: every operation at its recorded time (scaled by
     /// --speed), response time measured from it. See docs/trace.md.
     Replay(replay::ReplayArgs),
+    /// Compact an embedded engine's data fully (RocksDB, LevelDB,
+    /// WiredTiger): what "after a manual compaction" measures after. Prints
+    /// the time, the bytes on disk and the files per level before and after.
+    Compact(compact::CompactArgs),
     /// List bindings, built-in workloads or properties with their defaults.
     List {
         #[arg(value_enum, default_value = "all")]
@@ -247,6 +252,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
             results::pairs(a, b, results_dir).and_then(|pairs| compare::execute_pairs(&pairs))
         }
         Command::Results(a) => results::execute(a),
+        Command::Compact(a) => compact::execute(a),
         Command::Verify(a) => control().and_then(|c| verify::execute(a, &c)),
         Command::Replay(a) => control().and_then(|c| replay::execute(a, command_line, &c)),
         Command::Load(a) => control().and_then(|c| {

@@ -161,6 +161,7 @@ pub(crate) fn gather(paths: &[PathBuf]) -> Result<Inputs, CliError> {
     {
         return Err(bad("nothing to report: the inputs hold no finished phase"));
     }
+    inputs.label_by_tags();
     Ok(inputs)
 }
 

@@ -340,6 +340,15 @@ pub trait Binding: Send + Sync + 'static {
     fn statistics(&self) -> Option<Box<dyn crate::observe::Source>> {
         None
     }
+
+    /// Compacts all stored data now (`yardstick compact`), returning once
+    /// the engine is done: what a report measures "after compaction" with.
+    fn compact(&self) -> Result<(), BindingError> {
+        Err(BindingError::Unsupported(format!(
+            "{} has no manual compaction: compact works on rocksdb, leveldb and wiredtiger",
+            self.info().name
+        )))
+    }
 }
 
 #[cfg(test)]

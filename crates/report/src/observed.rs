@@ -108,17 +108,54 @@ type Figure = (&'static str, Option<f64>, fn(f64) -> String);
 fn figures(o: &Observation) -> Vec<Figure> {
     let per = o.per_operation.clone().unwrap_or_default();
     let us = |v: f64| format!("{v:.1} µs");
-    let bytes = |v: f64| format!("{v:.0} B");
+    // a read-only run writes a fraction of a byte per operation
+    let bytes = |v: f64| {
+        if v < 10.0 {
+            format!("{v:.2} B")
+        } else {
+            format!("{v:.0} B")
+        }
+    };
     let ratio = |v: f64| format!("{:.2}%", v * 100.0);
     let gauge = |n: &str| o.series.get(n).and_then(|s| s.measured);
+    let mean = |v: f64| format!("{v:.1}");
+    let mb = |v: f64| format!("{:.1} MB", v / 1e6);
+    let secs = |v: f64| format!("{v:.2} s");
     vec![
         ("server CPU per op", per.server_cpu_us, us),
         ("server read per op", per.server_read_bytes, bytes),
         ("server write per op", per.server_write_bytes, bytes),
         ("host CPU per op", per.host_cpu_us, us),
+        ("host disk read per op", per.host_disk_read_bytes, bytes),
         ("host disk write per op", per.host_disk_write_bytes, bytes),
         ("cache hit ratio", gauge("db.cache_hit_ratio"), ratio),
+        // an LSM engine's shape: what a read goes through, what is owed
+        ("L0 files (mean)", gauge("db.level.L0.files"), mean),
+        ("reads found in L0", found_in_l0(o), ratio),
+        (
+            "pending compaction",
+            gauge("db.compaction.pending_bytes"),
+            mb,
+        ),
+        ("compaction written", gauge("db.compaction.write_bytes"), mb),
+        ("write stall time", gauge("db.stall_time"), secs),
     ]
+}
+
+/// The share of the reads that found their key in L0, from RocksDB's
+/// `db.get.found.*` tickers (kept with `statistics=true`).
+fn found_in_l0(o: &Observation) -> Option<f64> {
+    let found = |level: &str| {
+        o.series
+            .get(&format!("db.get.found.{level}"))
+            .and_then(|s| s.measured)
+    };
+    let l0 = found("L0")?;
+    let all: f64 = ["memtable", "L0", "L1", "L2_up"]
+        .iter()
+        .filter_map(|l| found(l))
+        .sum();
+    (all > 0.0).then(|| l0 / all)
 }
 
 /// The server's behaviour in `a` and `b` side by side; empty when neither
@@ -139,6 +176,10 @@ pub fn server_table(a: &RunResult, b: &RunResult) -> String {
         }
         let s = |v: Option<f64>| v.map_or("-".to_string(), show);
         let change = match (x, y) {
+            // past tenfold a percentage is noise to read: say the factor
+            (Some(x), Some(y)) if x != 0.0 && (y / x).abs() >= 10.0 => {
+                format!("x{:.0}", y / x)
+            }
             (Some(x), Some(y)) if x != 0.0 => format!("{:>+8.1}%", (y - x) / x * 100.0),
             _ => String::new(),
         };

@@ -96,3 +96,46 @@ fn server_behaviour_is_shown_per_operation_with_the_top_wait_events() {
     a.observation = None;
     assert_eq!(server_table(&a, &b), "");
 }
+
+#[test]
+fn an_lsm_engines_level_0_and_compaction_backlog_are_compared() {
+    let (mut a, mut b) = (run(), run());
+    for (r, l0, pending, write) in [(&mut a, 17.0, 1.08e9, 0.08), (&mut b, 0.0, 0.0, 12.0)] {
+        let o = r.observation.as_mut().unwrap();
+        o.series.insert("db.level.L0.files".into(), gauge(l0));
+        o.series
+            .insert("db.compaction.pending_bytes".into(), gauge(pending));
+        // reads found in L0 out of all found: 90% in A, none in B
+        o.series.insert(
+            "db.get.found.L0".into(),
+            gauge(if l0 > 0.0 { 900.0 } else { 0.0 }),
+        );
+        o.series.insert(
+            "db.get.found.L2_up".into(),
+            gauge(if l0 > 0.0 { 100.0 } else { 1000.0 }),
+        );
+        o.per_operation = Some(PerOperation {
+            host_disk_write_bytes: Some(write),
+            ..PerOperation::default()
+        });
+    }
+    let t = server_table(&a, &b);
+    let row = |label: &str| {
+        t.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("{t}"))
+    };
+    assert!(
+        row("L0 files (mean)").contains("17.0") && row("L0 files (mean)").contains("-100.0%"),
+        "{t}"
+    );
+    assert!(row("pending compaction").contains("1080.0 MB"), "{t}");
+    let found = row("reads found in L0");
+    assert!(found.contains("90.00%") && found.contains("0.00%"), "{t}");
+    // a fraction of a byte per operation is not rounded to 0 B
+    assert!(row("host disk write per op").contains("0.08 B"), "{t}");
+    assert!(row("host disk write per op").contains("12 B"), "{t}");
+    assert!(row("host disk write per op").ends_with(" x150"), "{t}");
+    // neither run stalled writes: no row
+    assert!(!t.contains("write stall time"), "{t}");
+}

@@ -163,7 +163,7 @@ fn legend(out: &mut String, names: &[(String, &str, bool)], y0: f64) -> f64 {
 /// `name` in at most `max` characters: a long one keeps its start and its
 /// end, where the legends put what tells lines of one target apart (the
 /// operation, "service time").
-fn shorten(name: &str, max: usize) -> String {
+pub(crate) fn shorten(name: &str, max: usize) -> String {
     let n = name.chars().count();
     if n <= max {
         return name.to_string();
@@ -324,6 +324,9 @@ pub(crate) struct LineChart {
     pub y_fmt: Option<fn(f64) -> String>,
     /// Vertical marks at x with a label (faults on a time axis).
     pub marks: Vec<(f64, String)>,
+    /// Each line drawn as a band on top of the ones before it (wait events
+    /// adding up to the sessions waiting), on a linear y axis.
+    pub stacked: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -346,7 +349,23 @@ impl LineChart {
         let h = TOP + PLOT_H + 44.0 + legend_height(&names);
         let mut out = String::new();
         open_svg(&mut out, h, &self.title);
-        let pts = || self.lines.iter().flat_map(|l| l.points.iter().copied());
+        let bands = self.stacked.then(|| stack(&self.lines));
+        let tops: Vec<Line>;
+        let lines = match &bands {
+            Some(b) => {
+                tops = b
+                    .iter()
+                    .zip(&self.lines)
+                    .map(|(band, l)| Line {
+                        points: band.iter().map(|&(x, _, hi)| (x, hi)).collect(),
+                        ..l.clone()
+                    })
+                    .collect();
+                &tops
+            }
+            None => &self.lines,
+        };
+        let pts = || lines.iter().flat_map(|l| l.points.iter().copied());
         let ok = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
         let xs: Vec<f64> = pts().map(|p| p.0).filter(|v| ok(*v, self.x_log)).collect();
         let ys: Vec<f64> = pts().map(|p| p.1).filter(|v| ok(*v, self.y_log)).collect();
@@ -389,7 +408,33 @@ impl LineChart {
             bottom + 32.0,
             escape(&self.x_label)
         );
-        for (i, l) in self.lines.iter().enumerate() {
+        for (i, band) in bands.iter().flatten().enumerate() {
+            // the band between the lines below and this one's top
+            let mut d = String::new();
+            let at = |x: f64, y: f64| {
+                (
+                    LEFT + xa.frac(x).clamp(0.0, 1.0) * plot_w,
+                    bottom - ya.frac(y).clamp(0.0, 1.0) * PLOT_H,
+                )
+            };
+            for &(x, _, hi) in band {
+                let (px, py) = at(x, hi);
+                let _ = write!(d, "{}{px:.1} {py:.1}", if d.is_empty() { "M" } else { "L" });
+            }
+            for &(x, lo, _) in band.iter().rev() {
+                let (px, py) = at(x, lo);
+                let _ = write!(d, "L{px:.1} {py:.1}");
+            }
+            if !d.is_empty() {
+                let _ = write!(
+                    out,
+                    r#"<path d="{d}Z" fill="{}" fill-opacity="0.55" stroke="none"><title>{}</title></path>"#,
+                    PALETTE[i % PALETTE.len()],
+                    escape(&self.lines[i].name)
+                );
+            }
+        }
+        for (i, l) in lines.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let mut d = String::new();
             let mut dots = String::new();
@@ -440,98 +485,37 @@ impl LineChart {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_legend_names_keep_what_tells_them_apart() {
-        let url = "redis://:***@127.0.0.1:56379?model=string&prefix=i19:";
-        let a = shorten(&format!("{url} · READ"), 48);
-        let b = shorten(&format!("{url} · READ service time"), 48);
-        assert_eq!(a.chars().count(), 48);
-        assert!(a.starts_with("redis://") && a.ends_with("· READ"), "{a}");
-        assert!(b.ends_with("READ service time") && a != b, "{b}");
-        assert_eq!(shorten("short · READ", 48), "short · READ");
-    }
-
-    #[test]
-    fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(linear_ticks(0.0, 9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(
-            linear_ticks(0.0, 1000.0),
-            vec![0.0, 200.0, 400.0, 600.0, 800.0, 1000.0]
-        );
-        let t = linear_ticks(0.0, 0.0);
-        assert!(t.len() >= 2);
-        assert_eq!(
-            log_ticks(3.0, 4500.0),
-            vec![1.0, 10.0, 100.0, 1000.0, 10000.0]
-        );
-        assert_eq!(log_ticks(5.0, 5.0), vec![1.0, 10.0, 100.0]);
-    }
-
-    #[test]
-    fn short_numbers_read_well() {
-        assert_eq!(short(0.0), "0");
-        assert_eq!(short(0.25), "0.25");
-        assert_eq!(short(12.5), "12.5");
-        assert_eq!(short(25_000.0), "25k");
-        assert_eq!(short(1_500_000.0), "1.5M");
-        assert_eq!(short(999.0), "999");
-    }
-
-    #[test]
-    fn bar_charts_draw_a_bar_per_value_with_escaped_labels() {
-        let c = BarChart {
-            title: "ops <per> second".into(),
-            y_label: "throughput (ops/s)".into(),
-            groups: vec!["a".into(), "b".into()],
-            series: vec![
-                BarSeries {
-                    name: "pg & co".into(),
-                    values: vec![Some(10.0), Some(20.0)],
-                    errors: vec![Some(1.0), None],
-                },
-                BarSeries {
-                    name: "redis".into(),
-                    values: vec![None, Some(5.0)],
-                    errors: vec![],
-                },
-            ],
-            log: false,
-        };
-        let svg = c.render();
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert_eq!(
-            svg.matches("<rect x=").count(),
-            3 + 2,
-            "3 bars, 2 legend swatches"
-        );
-        assert!(svg.contains("ops &lt;per&gt; second"));
-        assert!(svg.contains("pg &amp; co"));
-        assert!(svg.contains("throughput (ops/s)"));
-        assert_eq!(svg.matches("<path d=\"M").count(), 1, "one whisker");
-    }
-
-    #[test]
-    fn line_charts_skip_points_a_log_axis_cannot_show() {
-        let c = LineChart {
-            title: "cdf".into(),
-            x_label: "latency (µs)".into(),
-            y_label: "fraction".into(),
-            lines: vec![Line {
-                name: "read".into(),
-                points: vec![(0.0, 0.1), (10.0, 0.5), (100.0, 1.0)],
-                dashed: false,
-                markers: true,
-            }],
-            x_log: true,
-            ..Default::default()
-        };
-        let svg = c.render();
-        assert_eq!(svg.matches("<circle").count(), 2);
-        assert!(svg.contains("latency (µs)"));
-        assert!(!svg.contains("NaN") && !svg.contains("inf"));
-    }
+/// Each line's band (x, bottom, top) stacked on the lines before it, at
+/// every x any line has (a line without a point at some x adds nothing there).
+fn stack(lines: &[Line]) -> Vec<Vec<(f64, f64, f64)>> {
+    let mut xs: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let mut below = vec![0.0; xs.len()];
+    lines
+        .iter()
+        .map(|l| {
+            xs.iter()
+                .zip(below.iter_mut())
+                .map(|(&x, lo)| {
+                    let y = l
+                        .points
+                        .iter()
+                        .find(|p| p.0 == x)
+                        .map_or(0.0, |p| p.1.max(0.0));
+                    let band = (x, *lo, *lo + y);
+                    *lo += y;
+                    band
+                })
+                .collect()
+        })
+        .collect()
 }
+
+#[cfg(test)]
+#[path = "svg_tests.rs"]
+mod tests;

@@ -36,6 +36,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use yardstick_core::binding::*;
+use yardstick_core::observe::remote::HitRatio;
+use yardstick_core::observe::{Source, SourceError, Value};
 
 /// An engine's own error, kept as the engine's typed error with its causes
 /// (`?` converts any of them), said through [`yardstick_core::error::chain`].
@@ -76,6 +78,17 @@ pub trait Engine: Send + Sync + 'static {
     /// bytes on disk measure the stored data rather than a write-ahead log.
     fn flush(&self) -> EngineResult<()> {
         Ok(())
+    }
+    /// The engine's own statistics now (files per level, compaction backlog,
+    /// write stalls, cache), read without disturbing it; `None` for an engine
+    /// that keeps none.
+    fn statistics(&self) -> Option<EngineResult<Vec<Value>>> {
+        None
+    }
+    /// A manual compaction of all data, returning once it is done; `None`
+    /// for an engine that has none.
+    fn compact(&self) -> Option<EngineResult<()>> {
+        None
     }
 }
 
@@ -293,6 +306,62 @@ impl<E: Engine> Binding for KvBinding<E> {
     fn data_size(&self) -> Option<u64> {
         Some(disk_usage(&self.dir.path))
     }
+
+    fn statistics(&self) -> Option<Box<dyn Source>> {
+        // asked once here, so an engine without statistics is said to have
+        // none instead of failing every sample
+        let _first = self.engine.statistics()?;
+        Some(Box::new(EngineStats {
+            engine: self.engine.clone(),
+            name: self.name,
+            hits: HitRatio::default(),
+        }))
+    }
+
+    fn compact(&self) -> Result<(), BindingError> {
+        match self.engine.compact() {
+            Some(r) => {
+                r.map_err(|e| BindingError::Io(format!("{} compaction failed: {e}", self.name)))
+            }
+            None => Err(BindingError::Unsupported(format!(
+                "{} has no manual compaction: compact works on rocksdb, leveldb and wiredtiger",
+                self.name
+            ))),
+        }
+    }
+}
+
+/// An engine's statistics as an observation source, on the observer's thread
+/// (engines are thread-safe; their statistics calls take no lock a session
+/// waits on for long). An engine counting `db.cache.hits` and
+/// `db.cache.misses` gets the interval's `db.cache_hit_ratio` too.
+struct EngineStats<E> {
+    engine: Arc<E>,
+    name: &'static str,
+    hits: HitRatio,
+}
+
+impl<E: Engine> Source for EngineStats<E> {
+    fn name(&self) -> String {
+        self.name.to_string()
+    }
+
+    fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
+        let mut values = match self.engine.statistics() {
+            Some(r) => r.map_err(|e| SourceError::Failed(e.to_string()))?,
+            None => {
+                return Err(SourceError::Unsupported(format!(
+                    "{} keeps no statistics",
+                    self.name
+                )))
+            }
+        };
+        let count = |name: &str| values.iter().find(|v| v.name == name).map(|v| v.value);
+        if let (Some(h), Some(m)) = (count("db.cache.hits"), count("db.cache.misses")) {
+            values.extend(self.hits.next(h, m));
+        }
+        Ok(values)
+    }
 }
 
 pub struct KvSession<H> {
@@ -454,83 +523,6 @@ impl<H: Handle> Session for KvSession<H> {
     }
 }
 
-/// Parses a byte-size URL option of engine `engine`.
-pub(crate) fn size_option(
-    target: &Target,
-    engine: &str,
-    name: &str,
-) -> Result<Option<u64>, BindingError> {
-    target
-        .param(name)
-        .map(|v| {
-            crate::url::parse_bytes(v).ok_or_else(|| {
-                BindingError::Config(format!(
-                    "{engine} {name}={v} is not a size: write for example {name}=64MiB"
-                ))
-            })
-        })
-        .transpose()
-}
-
-/// Parses a whole-number URL option of engine `engine` within `range`.
-pub(crate) fn int_option(
-    target: &Target,
-    engine: &str,
-    name: &str,
-    range: std::ops::RangeInclusive<u64>,
-) -> Result<Option<u64>, BindingError> {
-    target
-        .param(name)
-        .map(|v| {
-            v.parse::<u64>()
-                .ok()
-                .filter(|n| range.contains(n))
-                .ok_or_else(|| {
-                    BindingError::Config(format!(
-                        "{engine} {name}={v} is not valid: use a whole number from {} to {}",
-                        range.start(),
-                        range.end()
-                    ))
-                })
-        })
-        .transpose()
-}
-
-/// Parses a true/false URL option.
-pub(crate) fn bool_option(
-    target: &Target,
-    engine: &str,
-    name: &str,
-) -> Result<Option<bool>, BindingError> {
-    target
-        .param(name)
-        .map(|v| match v {
-            "true" | "1" | "on" => Ok(true),
-            "false" | "0" | "off" => Ok(false),
-            _ => Err(BindingError::Config(format!(
-                "{engine} {name}={v} is not valid: use true or false"
-            ))),
-        })
-        .transpose()
-}
-
-/// Parses an option that must be one of `choices`.
-pub(crate) fn choice_option<'a>(
-    target: &'a Target,
-    engine: &str,
-    name: &str,
-    choices: &[&str],
-) -> Result<Option<&'a str>, BindingError> {
-    match target.param(name) {
-        None => Ok(None),
-        Some(v) if choices.contains(&v) => Ok(Some(v)),
-        Some(v) => Err(BindingError::Config(format!(
-            "{engine} {name}={v} is not valid: use {}",
-            choices.join(", ")
-        ))),
-    }
-}
-
 #[cfg(test)]
 // used by the engine modules, each behind its feature
 #[cfg_attr(
@@ -545,6 +537,9 @@ pub(crate) fn choice_option<'a>(
     allow(dead_code, unused_macros, unused_imports)
 )]
 pub(crate) mod testing;
+
+mod options;
+pub(crate) use options::{bool_option, choice_option, int_option, size_option};
 
 #[cfg(test)]
 mod tests;

@@ -7,11 +7,25 @@
 //! `compression` (none, snappy, lz4, zstd, zlib [snappy]), `block_size`
 //! ([4KiB]), `bloom_bits` (bloom filter bits per key, 0 for none [10]),
 //! `max_background_jobs` ([2]), `max_open_files` ([-1]: all), `sync` (fsync
-//! the WAL on every write [false]), `disable_wal` ([false]).
+//! the WAL on every write [false]), `disable_wal` ([false]),
+//! `auto_compaction` (false is RocksDB's bulk-load recipe: L0 files pile up
+//! until `yardstick compact` [true]), `statistics`
+//! (RocksDB's tickers: block cache hits, the level a read was found at,
+//! compaction bytes [false]; they cost a few percent, so they are opt-in).
+//!
+//! Observation reads files and bytes per level, the compaction backlog and
+//! write stalls at every interval ([`stats`]); `yardstick compact` runs a
+//! full manual compaction.
+mod stats;
+
 use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
-use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteBatch, WriteOptions, DB};
+use rocksdb::{
+    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompressionType, Options, WriteBatch,
+    WriteOptions, DB,
+};
+use yardstick_core::observe::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -27,6 +41,8 @@ pub(crate) const OPTIONS: &[&str] = &[
     "max_open_files",
     "sync",
     "disable_wal",
+    "statistics",
+    "auto_compaction",
 ];
 
 pub struct RocksEngine {
@@ -34,6 +50,10 @@ pub struct RocksEngine {
     write: Arc<WriteOptions>,
     version: String,
     settings: BTreeMap<String, String>,
+    /// The options the database was opened with, where `statistics=true`:
+    /// they hold its statistics object.
+    stats: Option<Options>,
+    auto_compaction: bool,
     _cache: Cache,
 }
 
@@ -69,6 +89,8 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, Binding
     };
     let sync = bool_option(target, name, "sync")?.unwrap_or(false);
     let disable_wal = bool_option(target, name, "disable_wal")?.unwrap_or(false);
+    let statistics = bool_option(target, name, "statistics")?.unwrap_or(false);
+    let auto_compaction = bool_option(target, name, "auto_compaction")?.unwrap_or(true);
     if !(256..=64 << 20).contains(&block_size) {
         return Err(BindingError::Config(format!(
             "rocksdb block_size={block_size} is not valid: use 256 bytes to 64MiB"
@@ -102,6 +124,10 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, Binding
     });
     o.set_max_background_jobs(jobs as i32);
     o.set_max_open_files(max_open_files);
+    if statistics {
+        o.enable_statistics();
+    }
+    o.set_disable_auto_compactions(!auto_compaction);
     let db = DB::open(&o, &dir.path).map_err(|e| {
         let e = e.into_string();
         if e.contains("Compression type") || e.contains("not supported") {
@@ -130,6 +156,8 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, Binding
         ("max_open_files", max_open_files.to_string()),
         ("sync", sync.to_string()),
         ("disable_wal", disable_wal.to_string()),
+        ("statistics", statistics.to_string()),
+        ("auto_compaction", auto_compaction.to_string()),
         ("column_family", "default".to_string()),
         (
             "crate",
@@ -143,6 +171,8 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<RocksBinding, Binding
         write: Arc::new(write),
         version,
         settings,
+        stats: statistics.then_some(o),
+        auto_compaction,
         _cache: cache,
     };
     Ok(KvBinding::new(engine, dir, opts, "rocksdb"))
@@ -173,7 +203,7 @@ impl Engine for RocksEngine {
     }
 
     /// Flushes the memtable, then waits (up to two minutes) for the
-    /// compactions it set off, so bytes on disk do not count files that a
+    /// compactions it set off (none with `auto_compaction=false`), so bytes on disk do not count files that a
     /// running compaction is about to replace.
     fn flush(&self) -> EngineResult<()> {
         self.db.flush()?;
@@ -185,12 +215,30 @@ impl Engine for RocksEngine {
                 .is_some_and(|n| n > 0)
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while (busy("rocksdb.compaction-pending") || busy("rocksdb.num-running-compactions"))
+        // without auto compaction a pending one never starts
+        let pending = || self.auto_compaction && busy("rocksdb.compaction-pending");
+        while (pending() || busy("rocksdb.num-running-compactions"))
             && std::time::Instant::now() < deadline
         {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         Ok(())
+    }
+
+    fn statistics(&self) -> Option<EngineResult<Vec<Value>>> {
+        let tickers = self.stats.as_ref().and_then(Options::get_statistics);
+        Some(stats::read(&self.db, tickers.as_deref()).map_err(Into::into))
+    }
+
+    /// Flushes, then compacts every level into the last one (bottommost
+    /// forced, so the result is one sorted run) and waits for what remains.
+    fn compact(&self) -> Option<EngineResult<()>> {
+        let mut c = CompactOptions::default();
+        c.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+        c.set_exclusive_manual_compaction(true);
+        Some(self.flush().map(|()| {
+            self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &c);
+        }).and_then(|()| self.flush()))
     }
 
     fn info(&self) -> EngineInfo {
@@ -290,5 +338,73 @@ mod tests {
         assert!(info.version.starts_with("7."), "{info:?}");
         assert_eq!(info.settings["compression"], "snappy");
         assert_eq!(info.settings["bloom_bits"], "10");
+    }
+
+    fn value_of(vs: &[Value], name: &str) -> f64 {
+        vs.iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {vs:?}"))
+            .value
+    }
+
+    /// Writes `n` keys in `files` flushes, so L0 holds that many files.
+    fn fill(b: &RocksBinding, n: usize, files: usize) {
+        let mut h = b.engine().handle().unwrap();
+        for f in 0..files {
+            for i in 0..n / files {
+                let k = format!("user{:08}", i * files + f);
+                h.put(k.as_bytes(), &[b'x'; 200]).unwrap();
+            }
+            b.engine().db.flush().unwrap();
+        }
+    }
+
+    #[test]
+    fn observation_sees_files_per_level_and_compaction_moves_them_down() {
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let url = fresh_url("rocksdb", "");
+        let b = open(&Target::parse(&url).unwrap(), &opts).unwrap();
+        fill(&b, 3000, 3);
+        let mut src = b.statistics().expect("rocksdb has statistics");
+        assert_eq!(src.name(), "rocksdb");
+        let before = src.sample().unwrap();
+        assert_eq!(value_of(&before, "db.level.L0.files"), 3.0);
+        assert!(value_of(&before, "db.level.L0.bytes") > 3000.0 * 200.0 / 10.0);
+        assert!(value_of(&before, "db.keys") > 0.0);
+        assert!(before.iter().any(|v| v.name == "db.stalls.level0_slowdown"), "{before:?}");
+        assert!(before.iter().any(|v| v.name == "db.stall_time"), "{before:?}");
+        // without statistics=true no tickers, and compaction bytes come from cfstats
+        assert!(before.iter().all(|v| v.name != "db.cache.hits"));
+        assert!(before.iter().any(|v| v.name == "db.compaction.write_bytes"));
+        b.compact().unwrap();
+        let after = src.sample().unwrap();
+        assert_eq!(value_of(&after, "db.level.L0.files"), 0.0);
+        let deepest = (1..stats::LEVELS)
+            .map(|l| value_of(&after, &format!("db.level.L{l}.files")))
+            .sum::<f64>();
+        assert!(deepest >= 1.0, "{after:?}");
+        assert_eq!(value_of(&after, "db.compaction.pending_bytes"), 0.0);
+    }
+
+    #[test]
+    fn statistics_true_counts_block_cache_hits_and_the_hit_ratio() {
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let url = fresh_url("rocksdb", "?statistics=true");
+        let b = open(&Target::parse(&url).unwrap(), &opts).unwrap();
+        assert_eq!(b.info().settings["statistics"], "true");
+        fill(&b, 1000, 1);
+        let mut src = b.statistics().unwrap();
+        let first = src.sample().unwrap();
+        let mut h = b.engine().handle().unwrap();
+        let mut out = Vec::new();
+        for i in 0..1000 {
+            assert!(h.get(format!("user{i:08}").as_bytes(), &mut out).unwrap());
+        }
+        let second = src.sample().unwrap();
+        let grew = |name: &str| value_of(&second, name) - value_of(&first, name);
+        assert!(grew("db.cache.hits") + grew("db.cache.misses") >= 1000.0);
+        assert!(grew("db.get.found.L0") >= 1000.0, "{second:?}");
+        let ratio = value_of(&second, "db.cache_hit_ratio");
+        assert!((0.0..=1.0).contains(&ratio) && ratio > 0.5, "{ratio}");
     }
 }

@@ -425,7 +425,10 @@ impl WithBinding for Exec<'_> {
         } else {
             None
         };
-        let before = binding.disk_bytes();
+        // read as the phase finds the data, without the flush and the wait
+        // for compactions disk_bytes does: a run right after a load starts
+        // with the compaction backlog the load left, as the reports measure it
+        let before = binding.data_size().or_else(|| binding.disk_bytes());
         let engine = binding.info();
         let status = self.status;
         let mut config = self.config;

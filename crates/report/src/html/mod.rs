@@ -78,6 +78,43 @@ impl Entry {
     }
 }
 
+impl Inputs {
+    /// Names runs of one target apart by the tags that tell them apart
+    /// (`--tag step=compacted`): without it, two runs of one URL before and
+    /// after a change would be averaged as repetitions of one experiment.
+    pub fn label_by_tags(&mut self) {
+        let targets = ordered(self.entries.iter().map(|e| e.target.clone()));
+        for target in targets {
+            let same: Vec<usize> = (0..self.entries.len())
+                .filter(|&i| self.entries[i].target == target)
+                .collect();
+            let tags = |i: usize| &self.entries[i].result.tags;
+            let keys = ordered(same.iter().flat_map(|&i| tags(i).keys().cloned()));
+            let varying: Vec<String> = keys
+                .into_iter()
+                .filter(|k| same.iter().any(|&i| tags(i).get(k) != tags(same[0]).get(k)))
+                .collect();
+            if varying.is_empty() {
+                continue;
+            }
+            let labels: Vec<(usize, String)> = same
+                .iter()
+                .map(|&i| {
+                    let label: Vec<String> = varying
+                        .iter()
+                        .map(|k| format!("{k}={}", tags(i).get(k).map_or("-", String::as_str)))
+                        .collect();
+                    (i, label.join(", "))
+                })
+                .collect();
+            for (i, label) in labels {
+                let e = &mut self.entries[i];
+                e.target = format!("{} [{label}]", e.target);
+            }
+        }
+    }
+}
+
 fn sections(inputs: &Inputs) -> Vec<Section> {
     let sizes = ordered(inputs.entries.iter().map(|e| e.records)).len() > 1;
     [
@@ -425,4 +462,45 @@ pub fn csv(inputs: &Inputs) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tagged(url: &str, tags: &[(&str, &str)]) -> Entry {
+        let mut r: RunResult =
+            serde_json::from_str(include_str!("../testdata/observed-run.json")).unwrap();
+        r.binding.url = url.into();
+        r.tags = tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Entry::from_result("r.json".into(), r)
+    }
+
+    #[test]
+    fn runs_of_one_target_are_named_apart_by_the_tags_that_differ() {
+        let mut inputs = Inputs {
+            entries: vec![
+                tagged("rocksdb:///d", &[("step", "compacting"), ("host", "a")]),
+                tagged("rocksdb:///d", &[("step", "compacted"), ("host", "a")]),
+                tagged("rocksdb:///d", &[("host", "a")]),
+                tagged("null://", &[("step", "x")]),
+            ],
+            ..Inputs::default()
+        };
+        inputs.label_by_tags();
+        let targets: Vec<&str> = inputs.entries.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(
+            targets,
+            [
+                "rocksdb:///d [step=compacting]",
+                "rocksdb:///d [step=compacted]",
+                "rocksdb:///d [step=-]",
+                // alone under its target: nothing to tell apart
+                "null://",
+            ]
+        );
+    }
 }

@@ -263,6 +263,7 @@ pub(super) fn latency(inputs: &Inputs, sizes: bool) -> Option<Section> {
                     x_fmt: Some(ms_axis),
                     y_fmt: Some(pct_axis),
                     marks: Vec::new(),
+                    stacked: false,
                 }
                 .render(),
             );

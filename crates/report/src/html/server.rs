@@ -6,6 +6,9 @@ use super::*;
 use crate::section::Section;
 use yardstick_core::observe::Observation;
 
+/// The characters of a run's name a per-run chart's title has room for.
+const TITLE: usize = 56;
+
 /// One line of series `name` of `o`, at the intervals the throughput chart
 /// draws (`at`: warm-up and a final sliver left out, whose rates would draw
 /// spikes that never happened), each value scaled by `scale`.
@@ -26,17 +29,25 @@ fn line(o: &Observation, at: &[f64], name: &str, label: String, scale: f64) -> O
 }
 
 fn chart(title: String, y_label: &str, lines: Vec<Line>) -> Option<String> {
+    drawn(title, y_label, lines, false)
+}
+
+fn drawn(title: String, y_label: &str, lines: Vec<Line>, stacked: bool) -> Option<String> {
     (!lines.is_empty()).then(|| {
         LineChart {
             title,
             x_label: "time since measurement started (s)".into(),
             y_label: y_label.into(),
             lines,
+            stacked,
             ..Default::default()
         }
         .render()
     })
 }
+
+/// The levels an LSM engine reports files for (RocksDB and LevelDB: 7).
+const LEVELS: usize = 7;
 
 /// A run's name in legends: its target, or its file where several runs of
 /// one group share the target.
@@ -67,7 +78,8 @@ pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
             .collect();
         let mut cpu = Vec::new();
         let mut io = Vec::new();
-        let mut waits = Vec::new();
+        let mut per_run = Vec::new();
+        let mut backlog = Vec::new();
         let mut size = Vec::new();
         let targets = ordered(runs.iter().map(|(e, _)| (e.target.clone(), e.repetition)));
         let shared = targets.len() < runs.len();
@@ -101,17 +113,39 @@ pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
                 ));
             }
             size.extend(line("data.bytes", n.clone(), 1e-6));
-            for (w, _) in o.top_waits(5) {
-                waits.extend(line(&format!("db.wait.{w}"), format!("{n} {w}"), 1.0));
-            }
+            backlog.extend(line(
+                "db.compaction.pending_bytes",
+                format!("{n} pending compaction"),
+                1e-6,
+            ));
+            // stacked per run: the sessions waiting on each event add up,
+            // as the files of each level add up to the engine's files
+            let waits: Vec<Line> = o
+                .top_waits(5)
+                .into_iter()
+                .filter_map(|(w, _)| line(&format!("db.wait.{w}"), w.to_string(), 1.0))
+                .collect();
+            per_run.extend(drawn(
+                format!("Wait events · {}", crate::svg::shorten(&n, TITLE)),
+                "sessions waiting",
+                waits,
+                true,
+            ));
+            let files: Vec<Line> = (0..LEVELS)
+                .filter_map(|l| line(&format!("db.level.L{l}.files"), format!("L{l}"), 1.0))
+                .filter(|l| l.points.iter().any(|p| p.1 > 0.0))
+                .collect();
+            per_run.extend(drawn(
+                format!("Files per level · {}", crate::svg::shorten(&n, TITLE)),
+                "files",
+                files,
+                true,
+            ));
         }
         charts.extend(chart(format!("CPU · {g}"), "CPU (cores)", cpu));
         charts.extend(chart(format!("I/O · {g}"), "MB/s", io));
-        charts.extend(chart(
-            format!("Top wait events · {g}"),
-            "sessions waiting",
-            waits,
-        ));
+        charts.extend(chart(format!("Compaction backlog · {g}"), "MB", backlog));
+        charts.extend(per_run);
         charts.extend(chart(format!("Data size · {g}"), "MB", size));
     }
     let mut per_op = Table {

@@ -111,6 +111,7 @@ pub(super) fn chart(group: &str, lines: Vec<Line>) -> String {
         x_fmt: Some(percentile_axis),
         y_fmt: Some(crate::section::ms_axis),
         marks: Vec::new(),
+        stacked: false,
     }
     .render()
 }

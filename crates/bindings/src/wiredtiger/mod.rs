@@ -9,6 +9,11 @@
 //! log [true]; 32 MiB files, not preallocated, so they do not swamp the
 //! bytes on disk), `sync` (fsync the log at every commit [false]),
 //! `checkpoint` (seconds between checkpoints, 0 for none [60], MongoDB's).
+//!
+//! Statistics are on (`statistics=(fast)`, MongoDB's default) and observed at
+//! every interval ([`stats`]); `yardstick compact` compacts the table.
+mod stats;
+
 use crate::embedded::{bool_option, choice_option, int_option, size_option, Dir, Engine, EngineResult, Handle, KvBinding};
 use crate::registry::{Capabilities, Descriptor, Registered};
 use crate::url::Target;
@@ -17,6 +22,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::PathBuf;
 use std::sync::Arc;
 use yardstick_core::binding::*;
+use yardstick_core::observe::Value;
 
 pub(crate) const OPTIONS: &[&str] = &[
     "cache_size",
@@ -87,6 +93,21 @@ extern "C" {
     fn ys_wt_commit(s: *mut WtSession) -> c_int;
     fn ys_wt_rollback(s: *mut WtSession) -> c_int;
     fn ys_wt_checkpoint(conn: *mut WtConnection) -> c_int;
+    fn ys_wt_stats(
+        conn: *mut WtConnection,
+        row: unsafe extern "C" fn(*mut c_void, *const c_char, i64),
+        ctx: *mut c_void,
+    ) -> c_int;
+    fn ys_wt_compact(conn: *mut WtConnection, uri: *const c_char) -> c_int;
+}
+
+/// Collects one statistics row into the `Vec<(String, i64)>` behind `ctx`.
+unsafe extern "C" fn stat_row(ctx: *mut c_void, desc: *const c_char, value: i64) {
+    // SAFETY: `ctx` is the Vec the caller passed for this call only.
+    let rows = unsafe { &mut *ctx.cast::<Vec<(String, i64)>>() };
+    // SAFETY: `desc` is a NUL-terminated string valid during the call.
+    let desc = unsafe { CStr::from_ptr(desc) }.to_string_lossy().into_owned();
+    rows.push((desc, value));
 }
 
 /// A WiredTiger return code that is not 0, said with wiredtiger_strerror.
@@ -194,7 +215,7 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<WtBinding, BindingErr
         )));
     }
     let config = format!(
-        "create,cache_size={cache_size},session_max={},log=(enabled={log},file_max=32MB,prealloc=false),transaction_sync=(enabled={sync},method=fsync),checkpoint=(wait={checkpoint}){extensions}",
+        "create,cache_size={cache_size},session_max={},log=(enabled={log},file_max=32MB,prealloc=false),transaction_sync=(enabled={sync},method=fsync),checkpoint=(wait={checkpoint}),statistics=(fast){extensions}",
         opts.sessions.max(1) + 64
     );
     let home = CString::new(dir.path.as_os_str().as_encoded_bytes()).map_err(|_| {
@@ -263,6 +284,17 @@ pub fn open(target: &Target, opts: &OpenOptions) -> Result<WtBinding, BindingErr
     Ok(KvBinding::new(engine, dir, opts, "wiredtiger"))
 }
 
+impl WtEngine {
+    /// Every connection statistic: its description and value.
+    fn stat_rows(&self) -> Result<Vec<(String, i64)>, WtError> {
+        let mut rows: Vec<(String, i64)> = Vec::with_capacity(512);
+        let ctx = (&mut rows as *mut Vec<(String, i64)>).cast::<c_void>();
+        // SAFETY: an open connection; `stat_row` only touches `rows` during the call
+        check(unsafe { ys_wt_stats(self.conn.0, stat_row, ctx) })?;
+        Ok(rows)
+    }
+}
+
 impl Engine for WtEngine {
     type Handle = WtHandle;
 
@@ -283,6 +315,23 @@ impl Engine for WtEngine {
     fn flush(&self) -> EngineResult<()> {
         // SAFETY: an open connection; the shim opens and closes its own session.
         Ok(check(unsafe { ys_wt_checkpoint(self.conn.0) })?)
+    }
+
+    fn statistics(&self) -> Option<EngineResult<Vec<Value>>> {
+        let rows = self.stat_rows();
+        Some(
+            rows.map(|rows| stats::values(rows.iter().map(|(d, v)| (d.as_str(), *v))))
+                .map_err(Into::into),
+        )
+    }
+
+    /// A checkpoint first: compaction works on what is in the file.
+    fn compact(&self) -> Option<EngineResult<()>> {
+        // SAFETY: an open connection and a table URI that outlives the call
+        let r = self
+            .flush()
+            .and_then(|()| Ok(check(unsafe { ys_wt_compact(self.conn.0, self.uri.as_ptr()) })?));
+        Some(r.and_then(|()| self.flush()))
     }
 
     fn info(&self) -> EngineInfo {
@@ -461,4 +510,38 @@ mod tests {
 
     yardstick_core::conformance_suite!(open_fresh);
     crate::embedded::testing::engine_checks!("wiredtiger", "?cache_size=16MiB", open);
+
+    #[test]
+    fn every_kept_statistic_is_one_the_linked_library_has() {
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let b = open_fresh(&opts).unwrap();
+        let rows = b.engine().stat_rows().unwrap();
+        let have: std::collections::HashSet<&str> = rows.iter().map(|(d, _)| d.as_str()).collect();
+        let missing: Vec<&str> = stats::described().filter(|d| !have.contains(d)).collect();
+        assert!(missing.is_empty(), "WiredTiger {} lacks {missing:?}", b.info().version);
+    }
+
+    #[test]
+    fn observation_counts_cache_hits_checkpoints_and_compaction_runs() {
+        let opts = yardstick_core::conformance::options(InsertMode::Insert, UpdateMode::Update);
+        let b = open_fresh(&opts).unwrap();
+        let mut h = b.engine().handle().unwrap();
+        for i in 0..2000 {
+            h.put(format!("user{i:08}").as_bytes(), &[b'w'; 300]).unwrap();
+        }
+        let mut src = b.statistics().expect("wiredtiger has statistics");
+        let first = src.sample().unwrap();
+        let mut out = Vec::new();
+        for i in 0..2000 {
+            assert!(h.get(format!("user{i:08}").as_bytes(), &mut out).unwrap());
+        }
+        b.compact().unwrap();
+        let second = src.sample().unwrap();
+        let get = |vs: &[Value], n: &str| vs.iter().find(|v| v.name == n).unwrap().value;
+        assert!(get(&second, "db.cache.hits") - get(&first, "db.cache.hits") >= 2000.0);
+        assert!(get(&second, "db.checkpoints") > get(&first, "db.checkpoints"));
+        assert!(get(&second, "db.cache.bytes") > 0.0);
+        let ratio = get(&second, "db.cache_hit_ratio");
+        assert!(ratio > 0.5 && ratio <= 1.0, "{ratio}");
+    }
 }
