@@ -134,6 +134,36 @@ pub(crate) fn load_and_run(
     (r, v)
 }
 
+/// Loads one TPC-C warehouse into SQLite's tpcc.db in `dir` and runs it
+/// once per entry of `runs` (terminals, then further arguments such as
+/// `--out`), each for `duration`.
+pub(crate) fn tpcc_sqlite_runs(dir: &Path, duration: &str, runs: &[(&str, &[&str])]) {
+    let db = "sqlite://tpcc.db";
+    let l = yardstick(
+        dir,
+        &["tpcc", "load", "--db", db, "--warehouses", "1", "-q"],
+    );
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    for (terminals, extra) in runs {
+        let mut args = vec![
+            "tpcc",
+            "run",
+            "--db",
+            db,
+            "--warehouses",
+            "1",
+            "--terminals",
+            terminals,
+            "--duration",
+            duration,
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        let r = yardstick(dir, &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+}
+
 /// Runs yardstick with `args` in `dir`, sends it signal `sig` after `after`
 /// and returns how it ended.
 pub(crate) fn signalled(dir: &Path, args: &[&str], sig: i32, after: Duration) -> Run {

@@ -96,3 +96,107 @@ fn damaged_inputs_are_one_line_and_exit_2() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("cannot read"), "{}", r.stderr);
 }
+
+#[test]
+fn two_tpcc_runs_compare_by_tpmc_and_a_tpcc_run_is_not_compared_with_a_ycsb_one() {
+    let dir = tempfile::tempdir().unwrap();
+    tpcc_sqlite_runs(
+        dir.path(),
+        "3s",
+        &[
+            ("1", &["--status-interval", "500ms", "--tag", "step=one"]),
+            ("2", &["--status-interval", "500ms", "--tag", "step=two"]),
+        ],
+    );
+    // selectors pick TPC-C results as they pick YCSB ones
+    let r = yardstick(dir.path(), &["compare", "tag:step=one", "tag:step=two"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    for needle in [
+        "WARNING: different terminals: 1 vs 2",
+        "what differs (A -> B):",
+        "  client terminals: 1 -> 2",
+        "host CPU per txn",
+        "per txn: the server's and the host's measured increase over",
+        "transaction        metric",
+    ] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    let tpmc = out
+        .lines()
+        .find(|l| l.starts_with("ALL") && l.contains(" tpmC "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        tpmc.contains("significant"),
+        "tested on its intervals: {tpmc}"
+    );
+    for kind in [
+        "NEW-ORDER",
+        "PAYMENT",
+        "DELIVERY",
+        "ORDER-STATUS",
+        "STOCK-LEVEL",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(kind)
+                && l.contains("p99 latency")
+                && l.ends_with("whole run only")),
+            "{kind}: {out}"
+        );
+    }
+    run(dir.path(), "0us", "100", "y.json");
+    let one = results_in(dir.path())
+        .into_iter()
+        .find(|f| read_json(f)["kind"] == "tpcc")
+        .unwrap();
+    let one = one.to_str().unwrap();
+    assert_one_error_with_code(
+        &yardstick(dir.path(), &["compare", one, "y.json"]),
+        2,
+        "is a TPC-C result and y.json a YCSB one: compare two of one kind",
+    );
+}
+
+#[test]
+fn results_tagged_with_node_counts_get_their_scaling_efficiency_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // null:// at a fixed service time: throughput follows the threads, so
+    // twice the "nodes" at twice the threads scale linearly, within noise
+    for (nodes, threads) in [("1", "1"), ("2", "2")] {
+        let r = yardstick(
+            dir.path(),
+            &[
+                "run",
+                "--db",
+                "null://?latency=1ms",
+                "-P",
+                "workloada",
+                "--duration",
+                "2s",
+                "--threads",
+                threads,
+                "--tag",
+                &format!("nodes={nodes}"),
+                "--tag",
+                "cores=2",
+                "-q",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = yardstick(dir.path(), &["report", "results", "-o", "r.md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(md.contains("## Scaling across nodes"), "{md}");
+    let rows: Vec<Vec<&str>> = md
+        .lines()
+        .filter(|l| l.starts_with("| workloada · null"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    // | series | nodes | cores | runs | throughput | per node | per core | efficiency |
+    assert_eq!((rows[0][2], rows[0][3], rows[0][8]), ("1", "2", "100.0"));
+    assert_eq!((rows[1][2], rows[1][3]), ("2", "4"));
+    let efficiency: f64 = rows[1][8].parse().unwrap();
+    assert!((80.0..=110.0).contains(&efficiency), "{md}");
+}

@@ -467,33 +467,11 @@ fn semantics_that_differ_between_targets_are_flagged() {
 #[test]
 fn tpcc_results_get_tpmc_bars_transaction_latency_checks_and_configuration() {
     let dir = tempfile::tempdir().unwrap();
-    let db = "sqlite://tpcc.db";
-    let l = yardstick(
+    tpcc_sqlite_runs(
         dir.path(),
-        &["tpcc", "load", "--db", db, "--warehouses", "1", "-q"],
+        "2s",
+        &[("1", &["--out", "t1.json"]), ("2", &["--out", "t2.json"])],
     );
-    assert_eq!(l.code, 0, "{}", l.stderr);
-    for (terminals, out) in [("1", "t1.json"), ("2", "t2.json")] {
-        let r = yardstick(
-            dir.path(),
-            &[
-                "tpcc",
-                "run",
-                "--db",
-                db,
-                "--warehouses",
-                "1",
-                "--terminals",
-                terminals,
-                "--duration",
-                "2s",
-                "-q",
-                "--out",
-                out,
-            ],
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
-    }
     // a third run whose checks failed and that was interrupted
     let mut bad = read_json(&dir.path().join("t2.json"));
     bad["checks"][1]["pass"] = false.into();

@@ -98,6 +98,10 @@ pub(super) const CASES: &[(&str, &str)] = &[
         "'a/b' is not a tag key: use letters, digits",
     ),
     (
+        "run --db null:// --tag nodes=3x",
+        "tag nodes=3x: nodes is a count, a whole number above 0, e.g. nodes=3",
+    ),
+    (
         "run --db null:// --tag a=1 --tag a=2",
         "--tag a is given twice (1 and 2): give each key once",
     ),

@@ -305,6 +305,38 @@ pub(crate) fn read_result(
     yardstick_core::result::read::read(path).map_err(CliError::bad_input)
 }
 
+/// The TPC-C result in `path`, or None when the file is another kind.
+pub(crate) fn read_tpcc(
+    path: &std::path::Path,
+) -> Result<Option<yardstick_core::tpcc::result::TpccResult>, CliError> {
+    let v = yardstick_core::result::read::json(path, "result").map_err(CliError::bad_input)?;
+    tpcc_of(path, v)
+}
+
+/// `v` read as a TPC-C result when its `kind` says it is one.
+pub(crate) fn tpcc_of(
+    path: &std::path::Path,
+    v: serde_json::Value,
+) -> Result<Option<yardstick_core::tpcc::result::TpccResult>, CliError> {
+    use yardstick_core::tpcc::result::{TpccResult, TPCC_SCHEMA_VERSION};
+    if v["kind"].as_str() != Some("tpcc") {
+        return Ok(None);
+    }
+    let name = path.display();
+    let result: TpccResult = serde_json::from_value(v).map_err(|e| {
+        CliError::bad_input(format!(
+            "{name}: not a TPC-C result this version reads ({e}); was it written by another yardstick version?"
+        ))
+    })?;
+    if result.schema_version != TPCC_SCHEMA_VERSION {
+        return Err(CliError::bad_input(format!(
+            "{name}: TPC-C result schema version {} but this yardstick reads version {TPCC_SCHEMA_VERSION}; use the yardstick that wrote it",
+            result.schema_version
+        )));
+    }
+    Ok(Some(result))
+}
+
 fn merge_files(files: &[PathBuf], out: &std::path::Path, force: bool) -> Result<i32, CliError> {
     for (i, f) in files.iter().enumerate() {
         let same = files[..i].iter().find(|g| {

@@ -185,6 +185,16 @@ pub(crate) fn parse_tag_arg(s: &str) -> Result<(String, String), String> {
     if v.is_empty() {
         return Err(format!("tag {k} has no value: write {k}=VALUE"));
     }
+    // the report's scaling across nodes reads these two as counts
+    let sizes = [
+        yardstick_report::nodes::NODES_TAG,
+        yardstick_report::nodes::CORES_TAG,
+    ];
+    if sizes.contains(&k) && !v.parse::<u32>().is_ok_and(|n| n > 0) {
+        return Err(format!(
+            "tag {k}={v}: {k} is a count, a whole number above 0, e.g. {k}=3"
+        ));
+    }
     Ok((k.to_string(), v.to_string()))
 }
 
@@ -203,6 +213,8 @@ mod tests {
             ("=a", "'' is not a tag key"),
             ("a b=c", "'a b' is not a tag key"),
             ("build=", "tag build has no value"),
+            ("nodes=three", "tag nodes=three: nodes is a count"),
+            ("cores=0", "tag cores=0: cores is a count"),
         ] {
             let e = parse_tag_arg(bad).unwrap_err();
             assert!(e.contains(want), "{bad}: {e}");

@@ -34,29 +34,15 @@ fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
         add_index(dir, name, index::from_value(path, v).map_err(bad)?, inputs)?;
         return Ok(());
     }
-    match v["kind"].as_str() {
-        Some("tpcc") => {
-            let result: yardstick_core::tpcc::result::TpccResult = serde_json::from_value(v)
-                .map_err(|e| {
-                    bad(format!(
-                        "{name}: not a TPC-C result this version reads ({e}); was it written by another yardstick version?"
-                    ))
-                })?;
-            if result.schema_version != yardstick_core::tpcc::result::TPCC_SCHEMA_VERSION {
-                return Err(bad(format!(
-                    "{name}: TPC-C result schema version {} but this yardstick reads version {}; use the yardstick that wrote it",
-                    result.schema_version,
-                    yardstick_core::tpcc::result::TPCC_SCHEMA_VERSION
-                )));
-            }
+    if v["kind"].as_str() == Some("tpcc") {
+        if let Some(result) = crate::tpcc_of(path, v)? {
             inputs
                 .tpcc
                 .push(yardstick_report::tpcc::TpccEntry { file: name, result });
         }
-        _ => {
-            let r = yardstick_core::result::read::from_value(path, v).map_err(bad)?;
-            inputs.entries.push(Entry::from_result(name, r));
-        }
+    } else {
+        let r = yardstick_core::result::read::from_value(path, v).map_err(bad)?;
+        inputs.entries.push(Entry::from_result(name, r));
     }
     Ok(())
 }

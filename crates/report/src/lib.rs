@@ -2,6 +2,7 @@
 //! YCSB's own text format (so existing parsing scripts keep working).
 pub mod fmt;
 pub mod html;
+pub mod nodes;
 pub mod observed;
 mod section;
 pub mod summary;

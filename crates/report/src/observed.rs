@@ -5,8 +5,10 @@
 use crate::fmt::thousands;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use yardstick_core::binding::EngineInfo;
 use yardstick_core::observe::Observation;
-use yardstick_core::result::RunResult;
+use yardstick_core::result::{HostInfo, RunResult};
+use yardstick_core::tpcc::result::TpccResult;
 
 /// One setting that differs: where it is recorded, its name, A's and B's
 /// value ("-" where a run has none).
@@ -38,19 +40,73 @@ fn diff_maps(
     }
 }
 
-fn observed_config(r: &RunResult) -> BTreeMap<String, BTreeMap<String, String>> {
-    r.observation
-        .as_ref()
-        .map(|o| o.configuration.clone())
-        .unwrap_or_default()
+/// What a result recorded of how it ran, whichever its kind (a YCSB phase
+/// or a TPC-C run): what [`config_differences`] and [`server_table`] read.
+pub struct Recorded<'a> {
+    pub observation: Option<&'a Observation>,
+    pub engine: &'a EngineInfo,
+    /// The client's settings: explicit properties or TPC-C's configuration,
+    /// threads, the tool's version.
+    pub client: BTreeMap<String, String>,
+    pub host: &'a HostInfo,
+}
+
+impl<'a> From<&'a RunResult> for Recorded<'a> {
+    fn from(r: &'a RunResult) -> Self {
+        let mut client: BTreeMap<String, String> = r
+            .explicit_properties
+            .keys()
+            .filter_map(|k| Some((k.clone(), r.properties.get(k)?.clone())))
+            .collect();
+        client.insert(
+            "threads x in flight".into(),
+            format!("{} x {}", r.runner.threads, r.runner.concurrency),
+        );
+        client.insert("yardstick".into(), r.tool.version.clone());
+        Recorded {
+            observation: r.observation.as_ref(),
+            engine: &r.binding.engine,
+            client,
+            host: &r.host,
+        }
+    }
+}
+
+impl<'a> From<&'a TpccResult> for Recorded<'a> {
+    fn from(r: &'a TpccResult) -> Self {
+        let c = &r.config;
+        let client = BTreeMap::from([
+            ("warehouses".to_string(), c.warehouses.to_string()),
+            ("terminals".into(), c.terminals.to_string()),
+            ("threads".into(), c.threads.to_string()),
+            ("isolation".into(), r.database.isolation.clone()),
+            ("statements".into(), r.database.statements.clone()),
+            ("spec timing".into(), c.spec_timing.to_string()),
+            ("duration".into(), format!("{} s", c.duration_s)),
+            ("warm-up".into(), format!("{} s", c.warmup_s)),
+            ("yardstick".into(), r.tool.version.clone()),
+        ]);
+        Recorded {
+            observation: r.observation.as_ref(),
+            engine: &r.database.engine,
+            client,
+            host: &r.host,
+        }
+    }
 }
 
 /// Every recorded setting that differs between `a` and `b`: the server's
 /// own (observed configuration, the binding's settings and version), the
-/// client's (explicit properties, threads), the tool's version, the host.
-pub fn config_differences(a: &RunResult, b: &RunResult) -> Vec<Difference> {
+/// client's (explicit properties or TPC-C's configuration, threads), the
+/// tool's version, the host.
+pub fn config_differences(a: &Recorded, b: &Recorded) -> Vec<Difference> {
     let mut out = Vec::new();
-    let (ca, cb) = (observed_config(a), observed_config(b));
+    let config = |r: &Recorded| {
+        r.observation
+            .map(|o| o.configuration.clone())
+            .unwrap_or_default()
+    };
+    let (ca, cb) = (config(a), config(b));
     let sources: BTreeSet<&String> = ca.keys().chain(cb.keys()).collect();
     let empty = BTreeMap::new();
     for s in sources {
@@ -64,28 +120,15 @@ pub fn config_differences(a: &RunResult, b: &RunResult) -> Vec<Difference> {
         };
         diff_maps(s, &keep(x), &keep(y), &mut out);
     }
-    let (ea, eb) = (&a.binding.engine, &b.binding.engine);
+    let (ea, eb) = (a.engine, b.engine);
     let mut va = ea.settings.clone();
     let mut vb = eb.settings.clone();
     va.insert("version".into(), format!("{} {}", ea.name, ea.version));
     vb.insert("version".into(), format!("{} {}", eb.name, eb.version));
     diff_maps("binding", &va, &vb, &mut out);
-    let props = |r: &RunResult| -> BTreeMap<String, String> {
-        let mut m: BTreeMap<String, String> = r
-            .explicit_properties
-            .keys()
-            .filter_map(|k| Some((k.clone(), r.properties.get(k)?.clone())))
-            .collect();
-        m.insert(
-            "threads x in flight".into(),
-            format!("{} x {}", r.runner.threads, r.runner.concurrency),
-        );
-        m.insert("yardstick".into(), r.tool.version.clone());
-        m
-    };
-    diff_maps("client", &props(a), &props(b), &mut out);
-    let host = |r: &RunResult| -> BTreeMap<String, String> {
-        let h = &r.host;
+    diff_maps("client", &a.client, &b.client, &mut out);
+    let host = |r: &Recorded| -> BTreeMap<String, String> {
+        let h = r.host;
         BTreeMap::from([
             ("hostname".to_string(), h.hostname.clone()),
             ("cpu".into(), h.cpu_model.clone()),
@@ -102,10 +145,11 @@ pub fn config_differences(a: &RunResult, b: &RunResult) -> Vec<Difference> {
 }
 
 /// A row of [`server_table`]: its label, the run's figure, how it is shown.
-type Figure = (&'static str, Option<f64>, fn(f64) -> String);
+type Figure = (String, Option<f64>, fn(f64) -> String);
 
-/// The figures of one run's observation compared row by row.
-fn figures(o: &Observation) -> Vec<Figure> {
+/// The figures of one run's observation compared row by row; `per` is what
+/// the counters are divided by ("op", TPC-C's "txn").
+fn figures(o: &Observation, per_unit: &str) -> Vec<Figure> {
     let per = o.per_operation.clone().unwrap_or_default();
     let us = |v: f64| format!("{v:.1} µs");
     // a read-only run writes a fraction of a byte per operation
@@ -122,23 +166,43 @@ fn figures(o: &Observation) -> Vec<Figure> {
     let mb = |v: f64| format!("{:.1} MB", v / 1e6);
     let secs = |v: f64| format!("{v:.2} s");
     vec![
-        ("server CPU per op", per.server_cpu_us, us),
-        ("server read per op", per.server_read_bytes, bytes),
-        ("server write per op", per.server_write_bytes, bytes),
-        ("host CPU per op", per.host_cpu_us, us),
-        ("host disk read per op", per.host_disk_read_bytes, bytes),
-        ("host disk write per op", per.host_disk_write_bytes, bytes),
-        ("cache hit ratio", gauge("db.cache_hit_ratio"), ratio),
-        // an LSM engine's shape: what a read goes through, what is owed
-        ("L0 files (mean)", gauge("db.level.L0.files"), mean),
-        ("reads found in L0", found_in_l0(o), ratio),
+        (format!("server CPU per {per_unit}"), per.server_cpu_us, us),
         (
-            "pending compaction",
+            format!("server read per {per_unit}"),
+            per.server_read_bytes,
+            bytes,
+        ),
+        (
+            format!("server write per {per_unit}"),
+            per.server_write_bytes,
+            bytes,
+        ),
+        (format!("host CPU per {per_unit}"), per.host_cpu_us, us),
+        (
+            format!("host disk read per {per_unit}"),
+            per.host_disk_read_bytes,
+            bytes,
+        ),
+        (
+            format!("host disk write per {per_unit}"),
+            per.host_disk_write_bytes,
+            bytes,
+        ),
+        ("cache hit ratio".into(), gauge("db.cache_hit_ratio"), ratio),
+        // an LSM engine's shape: what a read goes through, what is owed
+        ("L0 files (mean)".into(), gauge("db.level.L0.files"), mean),
+        ("reads found in L0".into(), found_in_l0(o), ratio),
+        (
+            "pending compaction".into(),
             gauge("db.compaction.pending_bytes"),
             mb,
         ),
-        ("compaction written", gauge("db.compaction.write_bytes"), mb),
-        ("write stall time", gauge("db.stall_time"), secs),
+        (
+            "compaction written".into(),
+            gauge("db.compaction.write_bytes"),
+            mb,
+        ),
+        ("write stall time".into(), gauge("db.stall_time"), secs),
     ]
 }
 
@@ -158,10 +222,10 @@ fn found_in_l0(o: &Observation) -> Option<f64> {
     (all > 0.0).then(|| l0 / all)
 }
 
-/// The server's behaviour in `a` and `b` side by side; empty when neither
-/// was observed.
-pub fn server_table(a: &RunResult, b: &RunResult) -> String {
-    let (Some(oa), Some(ob)) = (&a.observation, &b.observation) else {
+/// The server's behaviour in `a` and `b` side by side, per `per_unit` ("op",
+/// or "txn" for TPC-C); empty unless both were observed.
+pub fn server_table(a: &Recorded, b: &Recorded, per_unit: &str) -> String {
+    let (Some(oa), Some(ob)) = (a.observation, b.observation) else {
         return String::new();
     };
     let mut out = String::new();
@@ -170,7 +234,9 @@ pub fn server_table(a: &RunResult, b: &RunResult) -> String {
         "{:<24} {:>14} {:>14} {:>9}",
         "server behaviour", "A", "B", "change"
     );
-    for ((label, x, show), (_, y, _)) in figures(oa).into_iter().zip(figures(ob)) {
+    for ((label, x, show), (_, y, _)) in
+        figures(oa, per_unit).into_iter().zip(figures(ob, per_unit))
+    {
         if x.is_none() && y.is_none() {
             continue;
         }
@@ -197,9 +263,14 @@ pub fn server_table(a: &RunResult, b: &RunResult) -> String {
         }
     }
     let ops = |o: &Observation| o.per_operation.as_ref().map_or(0, |p| p.operations);
+    let noun = if per_unit == "txn" {
+        "transactions"
+    } else {
+        "operations"
+    };
     let _ = writeln!(
         out,
-        "per op: the server's and the host's measured increase over {} and {} operations",
+        "per {per_unit}: the server's and the host's measured increase over {} and {} {noun}",
         thousands(ops(oa)),
         thousands(ops(ob))
     );

@@ -21,7 +21,7 @@ fn gauge(mean: f64) -> Series {
 #[test]
 fn the_settings_that_differ_are_listed_by_where_they_are_recorded() {
     let (mut a, mut b) = (run(), run());
-    assert_eq!(config_differences(&a, &b), vec![]);
+    assert_eq!(config_differences(&(&a).into(), &(&b).into()), vec![]);
     let pg = |shared: &str| {
         BTreeMap::from([
             ("shared_buffers".to_string(), shared.to_string()),
@@ -42,7 +42,7 @@ fn the_settings_that_differ_are_listed_by_where_they_are_recorded() {
         .insert("postgresql".into(), with_sync);
     b.runner.threads += 3;
     b.host.cores = 64;
-    let d = config_differences(&a, &b);
+    let d = config_differences(&(&a).into(), &(&b).into());
     let row = |g: &str, n: &str| {
         d.iter()
             .find(|x| x.group == g && x.name == n)
@@ -73,7 +73,7 @@ fn server_behaviour_is_shown_per_operation_with_the_top_wait_events() {
         o.series.insert("db.wait.Lock:tuple".into(), gauge(lock));
         o.series.insert("db.wait.CPU".into(), gauge(0.5));
     }
-    let t = server_table(&a, &b);
+    let t = server_table(&(&a).into(), &(&b).into(), "op");
     assert!(t.contains("server CPU per op"), "{t}");
     let line = t
         .lines()
@@ -94,7 +94,7 @@ fn server_behaviour_is_shown_per_operation_with_the_top_wait_events() {
         "{t}"
     );
     a.observation = None;
-    assert_eq!(server_table(&a, &b), "");
+    assert_eq!(server_table(&(&a).into(), &(&b).into(), "op"), "");
 }
 
 #[test]
@@ -119,7 +119,7 @@ fn an_lsm_engines_level_0_and_compaction_backlog_are_compared() {
             ..PerOperation::default()
         });
     }
-    let t = server_table(&a, &b);
+    let t = server_table(&(&a).into(), &(&b).into(), "op");
     let row = |label: &str| {
         t.lines()
             .find(|l| l.starts_with(label))
@@ -138,4 +138,24 @@ fn an_lsm_engines_level_0_and_compaction_backlog_are_compared() {
     assert!(row("host disk write per op").ends_with(" x150"), "{t}");
     // neither run stalled writes: no row
     assert!(!t.contains("write stall time"), "{t}");
+}
+
+#[test]
+fn a_tpcc_runs_configuration_is_compared_like_a_phases() {
+    let tpcc =
+        || -> TpccResult { serde_json::from_str(include_str!("testdata/tpcc-run.json")).unwrap() };
+    let (a, mut b) = (tpcc(), tpcc());
+    assert_eq!(config_differences(&(&a).into(), &(&b).into()), vec![]);
+    b.config.warehouses = 8;
+    b.database.isolation = "read committed".into();
+    let d = config_differences(&(&a).into(), &(&b).into());
+    let names: Vec<(&str, &str)> = d
+        .iter()
+        .map(|d| (d.group.as_str(), d.name.as_str()))
+        .collect();
+    assert_eq!(names, [("client", "isolation"), ("client", "warehouses")]);
+    assert_eq!((d[1].a.as_str(), d[1].b.as_str()), ("1", "8"));
+    let t = server_table(&(&a).into(), &(&b).into(), "txn");
+    assert!(t.contains("host CPU per txn"), "{t}");
+    assert!(t.contains("over 4,674 and 4,674 transactions"), "{t}");
 }

@@ -122,6 +122,7 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
         latency(inputs, sizes),
         slo(inputs),
         scaling(inputs),
+        crate::nodes::section(inputs),
         over_time(inputs, sizes),
         server::server(inputs, sizes),
         matrix(inputs),

@@ -13,6 +13,9 @@ use std::path::PathBuf;
 use yardstick_core::result::RunResult;
 use yardstick_core::run::IntervalPoint;
 use yardstick_core::stats::welch::welch;
+use yardstick_report::observed::Recorded;
+
+mod tpcc;
 
 /// Properties whose difference makes two runs measure different things.
 const LIKE_FOR_LIKE: &[&str] = &[
@@ -162,12 +165,10 @@ fn show(metric: Metric, v: f64) -> String {
     }
 }
 
-/// The comparison as text: warnings, then one row per operation and metric.
-pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
-    let mut out = String::new();
-    for w in differences(a, b) {
-        let _ = writeln!(out, "WARNING: {w}");
-    }
+/// What differs between the runs' recorded settings, then their server
+/// behaviour per `per_unit` side by side: what both kinds of comparison open
+/// with.
+fn what_differs(out: &mut String, a: &Recorded, b: &Recorded, per_unit: &str) {
     let changed = yardstick_report::observed::config_differences(a, b);
     if !changed.is_empty() {
         let _ = writeln!(out, "\nwhat differs (A -> B):");
@@ -175,15 +176,57 @@ pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
             let _ = writeln!(out, "  {} {}: {} -> {}", d.group, d.name, d.a, d.b);
         }
     }
-    let server = yardstick_report::observed::server_table(a, b);
+    let server = yardstick_report::observed::server_table(a, b, per_unit);
     if !server.is_empty() {
         let _ = write!(out, "\n{server}");
     }
+}
+
+/// The header of the rows [`row`] writes.
+fn header(out: &mut String, first: &str) {
     let _ = writeln!(
         out,
-        "\n{:<18} {:<13} {:>12} {:>12} {:>9} {:>9}  verdict",
-        "operation", "metric", "A", "B", "change", "p"
+        "\n{first:<18} {:<13} {:>12} {:>12} {:>9} {:>9}  verdict",
+        "metric", "A", "B", "change", "p"
     );
+}
+
+/// One row: the whole-run figures `x` and `y` shown by `show`, the change,
+/// and Welch's test on the runs' per-interval samples (`None`: a figure
+/// with no per-interval samples, such as a TPC-C transaction's p99).
+fn row(
+    out: &mut String,
+    (name, metric): (&str, &str),
+    (x, y): (f64, f64),
+    show: impl Fn(f64) -> String,
+    samples: Option<(&[f64], &[f64])>,
+) {
+    let change = if x != 0.0 { (y - x) / x * 100.0 } else { 0.0 };
+    let (p, verdict) = match samples.map(|(a, b)| welch(a, b)) {
+        Some(Some(t)) if t.p < 0.05 => (format!("{:.4}", t.p), "significant"),
+        Some(Some(t)) => (format!("{:.4}", t.p), "not significant"),
+        Some(None) => ("-".into(), "too few intervals to test"),
+        None => ("-".into(), "whole run only"),
+    };
+    let _ = writeln!(
+        out,
+        "{name:<18} {metric:<13} {:>12} {:>12} {change:>+8.1}% {p:>9}  {verdict}",
+        show(x),
+        show(y),
+    );
+}
+
+/// The closing line on how the rows were tested.
+const TESTED: &str = "p: Welch's t-test on per-interval samples, standard errors corrected for lag-1 autocorrelation; significant at p < 0.05.";
+
+/// The comparison as text: warnings, then one row per operation and metric.
+pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
+    let mut out = String::new();
+    for w in differences(a, b) {
+        let _ = writeln!(out, "WARNING: {w}");
+    }
+    what_differs(&mut out, &a.into(), &b.into(), "op");
+    header(&mut out, "operation");
     let mut ops: Vec<Option<&str>> = vec![None];
     ops.extend(
         a.operations
@@ -196,41 +239,43 @@ pub(crate) fn render(a: &RunResult, b: &RunResult) -> String {
             let (Some(x), Some(y)) = (metric.whole(a, op), metric.whole(b, op)) else {
                 continue;
             };
-            let change = if x != 0.0 { (y - x) / x * 100.0 } else { 0.0 };
-            let test = welch(&samples(a, op, metric), &samples(b, op, metric));
-            let (p, verdict) = match test {
-                Some(t) if t.p < 0.05 => (format!("{:.4}", t.p), "significant"),
-                Some(t) => (format!("{:.4}", t.p), "not significant"),
-                None => ("-".into(), "too few intervals to test"),
-            };
-            let _ = writeln!(
-                out,
-                "{:<18} {:<13} {:>12} {:>12} {:>+8.1}% {:>9}  {verdict}",
-                op.unwrap_or("ALL"),
-                metric.label(),
-                show(metric, x),
-                show(metric, y),
-                change,
-                p
+            row(
+                &mut out,
+                (op.unwrap_or("ALL"), metric.label()),
+                (x, y),
+                |v| show(metric, v),
+                Some((&samples(a, op, metric), &samples(b, op, metric))),
             );
         }
     }
     let _ = writeln!(
         out,
-        "\np: Welch's t-test on per-interval samples, standard errors corrected for lag-1 autocorrelation; significant at p < 0.05. Per-interval p99s are tested; the A and B columns are whole-run figures."
+        "\n{TESTED} Per-interval p99s are tested; the A and B columns are whole-run figures."
     );
     out
 }
 
-/// Compares each pair in turn (a selector may pick several).
+/// Compares each pair in turn (a selector may pick several): two YCSB
+/// phases, or two TPC-C runs.
 pub(crate) fn execute_pairs(pairs: &[(PathBuf, PathBuf)]) -> Result<i32, CliError> {
     for (i, (a, b)) in pairs.iter().enumerate() {
-        let (ra, rb) = (read_result(a)?, read_result(b)?);
+        let text = match (crate::read_tpcc(a)?, crate::read_tpcc(b)?) {
+            (Some(ta), Some(tb)) => tpcc::render(&ta, &tb),
+            (None, None) => render(&read_result(a)?, &read_result(b)?),
+            (ta, _) => {
+                let (t, y) = if ta.is_some() { (a, b) } else { (b, a) };
+                return Err(CliError::bad_input(format!(
+                    "{} is a TPC-C result and {} a YCSB one: compare two of one kind",
+                    t.display(),
+                    y.display()
+                )));
+            }
+        };
         if i > 0 {
             println!();
         }
         println!("A: {}\nB: {}", a.display(), b.display());
-        print!("{}", render(&ra, &rb));
+        print!("{text}");
     }
     Ok(0)
 }
