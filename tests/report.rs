@@ -499,6 +499,12 @@ fn tpcc_results_get_tpmc_bars_transaction_latency_checks_and_configuration() {
     let html = std::fs::read_to_string(dir.path().join("tpcc.html")).unwrap();
     check_structure(&html).unwrap_or_else(|e| panic!("tpcc.html: {e}"));
     assert!(html.contains("<section id=\"tpcc\""));
+    // the host under the runs, after tpmC over time
+    let server = html
+        .find("<section id=\"server\"")
+        .expect("a server section");
+    assert!(server > html.find("<section id=\"tpcc\"").unwrap());
+    assert!(html.contains("CPU · tpcc 1 W · 1 terminals"));
     assert!(html.contains("tpmC per configuration and target"));
     assert!(html.contains("p90 response time per transaction"));
     assert!(html.contains("tpmC over time"));

@@ -48,8 +48,15 @@ fn a_stepped_run_follows_its_steps_and_records_intended_against_achieved() {
     // the schedule sets the run's length and the mean rate
     assert_eq!(res["runner"]["duration_s"], 2.0);
     assert_eq!(res["runner"]["target_ops_per_sec"], 400.0);
-    // exactly the schedule's operations: 200 in the first second, 600 in the next
-    assert_eq!(res["totals"]["operations"], 800);
+    // exactly the schedule's operations: 200 in the first second, 600 in the
+    // next; one a late host wakes for after the deadline is counted as never
+    // started (CI saw 799 once)
+    let unstarted = res["schedule"]["unstarted_operations"].as_u64().unwrap();
+    assert_eq!(
+        res["totals"]["operations"].as_u64().unwrap() + unstarted,
+        800
+    );
+    assert!(unstarted <= 8, "{unstarted} of 800 never started");
     // the warm-up ran at the first step's rate
     assert_eq!(res["totals"]["warmup_operations"], 100);
     let steps = res["schedule"]["steps"].as_array().unwrap();

@@ -36,9 +36,11 @@ fn add_file(path: &Path, inputs: &mut Inputs) -> Result<(), CliError> {
     }
     if v["kind"].as_str() == Some("tpcc") {
         if let Some(result) = crate::tpcc_of(path, v)? {
-            inputs
-                .tpcc
-                .push(yardstick_report::tpcc::TpccEntry { file: name, result });
+            inputs.tpcc.push(yardstick_report::tpcc::TpccEntry {
+                file: name,
+                result,
+                label: None,
+            });
         }
     } else {
         let r = yardstick_core::result::read::from_value(path, v).map_err(bad)?;

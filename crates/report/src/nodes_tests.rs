@@ -27,6 +27,7 @@ fn tpcc(tpmc: f64, t: &[(&str, &str)]) -> TpccEntry {
     TpccEntry {
         file: "t.json".into(),
         result: r,
+        label: None,
     }
 }
 

@@ -20,17 +20,20 @@ const TXNS: &[&str] = &[
 pub struct TpccEntry {
     pub file: String,
     pub result: TpccResult,
+    /// The tags that tell it from other runs of its database
+    /// ([`crate::html::Inputs::label_by_tags`]).
+    pub label: Option<String>,
 }
 
 impl TpccEntry {
-    /// The database: engine and redacted URL.
+    /// The database: engine and redacted URL, and the label.
     pub fn target(&self) -> String {
-        format!(
-            "{} {} · {}",
-            self.result.database.engine.name,
-            self.result.database.engine.version,
-            self.result.database.url
-        )
+        let d = &self.result.database;
+        let t = format!("{} {} · {}", d.engine.name, d.engine.version, d.url);
+        match &self.label {
+            Some(l) => format!("{t} [{l}]"),
+            None => t,
+        }
     }
 
     /// Warehouses and terminals: runs of one configuration are comparable.

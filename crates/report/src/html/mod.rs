@@ -78,6 +78,27 @@ impl Entry {
     }
 }
 
+/// For each of several runs of one target, the tags that tell it from the
+/// others (`step=compacted`), or None where all carry the same tags.
+fn tag_labels(tags: &[&BTreeMap<String, String>]) -> Vec<Option<String>> {
+    let keys = ordered(tags.iter().flat_map(|t| t.keys().cloned()));
+    let varying: Vec<String> = keys
+        .into_iter()
+        .filter(|k| tags.iter().any(|t| t.get(k) != tags[0].get(k)))
+        .collect();
+    tags.iter()
+        .map(|t| {
+            (!varying.is_empty()).then(|| {
+                varying
+                    .iter()
+                    .map(|k| format!("{k}={}", t.get(k).map_or("-", String::as_str)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+        })
+        .collect()
+}
+
 impl Inputs {
     /// Names runs of one target apart by the tags that tell them apart
     /// (`--tag step=compacted`): without it, two runs of one URL before and
@@ -88,28 +109,26 @@ impl Inputs {
             let same: Vec<usize> = (0..self.entries.len())
                 .filter(|&i| self.entries[i].target == target)
                 .collect();
-            let tags = |i: usize| &self.entries[i].result.tags;
-            let keys = ordered(same.iter().flat_map(|&i| tags(i).keys().cloned()));
-            let varying: Vec<String> = keys
-                .into_iter()
-                .filter(|k| same.iter().any(|&i| tags(i).get(k) != tags(same[0]).get(k)))
-                .collect();
-            if varying.is_empty() {
-                continue;
+            let tags: Vec<&BTreeMap<String, String>> =
+                same.iter().map(|&i| &self.entries[i].result.tags).collect();
+            let labels = tag_labels(&tags);
+            for (i, label) in same.into_iter().zip(labels) {
+                if let Some(l) = label {
+                    let e = &mut self.entries[i];
+                    e.target = format!("{} [{l}]", e.target);
+                }
             }
-            let labels: Vec<(usize, String)> = same
-                .iter()
-                .map(|&i| {
-                    let label: Vec<String> = varying
-                        .iter()
-                        .map(|k| format!("{k}={}", tags(i).get(k).map_or("-", String::as_str)))
-                        .collect();
-                    (i, label.join(", "))
-                })
+        }
+        let targets = ordered(self.tpcc.iter().map(|e| e.target()));
+        for target in targets {
+            let same: Vec<usize> = (0..self.tpcc.len())
+                .filter(|&i| self.tpcc[i].target() == target)
                 .collect();
-            for (i, label) in labels {
-                let e = &mut self.entries[i];
-                e.target = format!("{} [{label}]", e.target);
+            let tags: Vec<&BTreeMap<String, String>> =
+                same.iter().map(|&i| &self.tpcc[i].result.tags).collect();
+            let labels = tag_labels(&tags);
+            for (i, label) in same.into_iter().zip(labels) {
+                self.tpcc[i].label = label;
             }
         }
     }
@@ -124,9 +143,10 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
         scaling(inputs),
         crate::nodes::section(inputs),
         over_time(inputs, sizes),
-        server::server(inputs, sizes),
         matrix(inputs),
         crate::tpcc::section(&inputs.tpcc),
+        // under the throughput over time of both kinds (tpmC over time is TPC-C's)
+        server::server(inputs, sizes),
     ]
     .into_iter()
     .flatten()
@@ -503,5 +523,39 @@ mod tests {
                 "null://",
             ]
         );
+    }
+
+    #[test]
+    fn tpcc_runs_are_named_apart_and_their_server_is_drawn() {
+        let tpcc = |step: &str| {
+            let mut r: yardstick_core::tpcc::result::TpccResult =
+                serde_json::from_str(include_str!("../testdata/tpcc-run.json")).unwrap();
+            r.tags = BTreeMap::from([("step".to_string(), step.to_string())]);
+            crate::tpcc::TpccEntry {
+                file: format!("{step}.json"),
+                result: r,
+                label: None,
+            }
+        };
+        let mut inputs = Inputs {
+            tpcc: vec![tpcc("defaults"), tpcc("async-commit")],
+            ..Inputs::default()
+        };
+        inputs.label_by_tags();
+        assert!(inputs.tpcc[0].target().ends_with(" [step=defaults]"));
+        assert!(inputs.tpcc[1].target().ends_with(" [step=async-commit]"));
+        let s = server::server(&inputs, false).expect("observed TPC-C runs");
+        assert!(s
+            .charts
+            .iter()
+            .any(|c| c.contains("CPU · tpcc 1 W · 2 terminals")));
+        let per = &s.tables[0];
+        assert_eq!(per.rows.len(), 2);
+        assert!(
+            per.rows[0][0].ends_with("[step=defaults]"),
+            "{:?}",
+            per.rows
+        );
+        assert_ne!(per.rows[0][6], "-", "host CPU per transaction");
     }
 }

@@ -49,47 +49,86 @@ fn drawn(title: String, y_label: &str, lines: Vec<Line>, stacked: bool) -> Optio
 /// The levels an LSM engine reports files for (RocksDB and LevelDB: 7).
 const LEVELS: usize = 7;
 
-/// A run's name in legends: its target, or its file where several runs of
-/// one group share the target.
-fn name(e: &Entry, shared: bool) -> String {
-    if shared {
-        e.file.clone()
-    } else if e.repetition > 1 {
-        format!("{} #{}", e.target, e.repetition)
-    } else {
-        e.target.clone()
+/// An observed run of either kind (a YCSB phase, a TPC-C run), as this
+/// section draws it.
+struct Observed<'a> {
+    group: String,
+    target: String,
+    file: &'a str,
+    workload: String,
+    repetition: u32,
+    /// The intervals its throughput chart draws.
+    at: Vec<f64>,
+    o: &'a Observation,
+}
+
+impl Observed<'_> {
+    /// Its name in legends: its target, or its file where several runs of
+    /// one group share the target.
+    fn name(&self, shared: bool) -> String {
+        if shared {
+            self.file.to_string()
+        } else if self.repetition > 1 {
+            format!("{} #{}", self.target, self.repetition)
+        } else {
+            self.target.clone()
+        }
     }
 }
 
+fn observed(inputs: &Inputs, sizes: bool) -> Vec<Observed<'_>> {
+    let runs = inputs.entries.iter().filter_map(|e| {
+        Some(Observed {
+            group: e.group(sizes),
+            target: e.target.clone(),
+            file: &e.file,
+            workload: e.workload.clone(),
+            repetition: e.repetition,
+            at: yardstick_core::run::rate_points(&e.result.time_series)
+                .map(|p| p.t_s)
+                .collect(),
+            o: e.result.observation.as_ref()?,
+        })
+    });
+    let tpcc = inputs.tpcc.iter().filter_map(|e| {
+        Some(Observed {
+            group: format!("tpcc {}", e.config()),
+            target: e.target(),
+            file: &e.file,
+            workload: format!("tpcc {}", e.config()),
+            repetition: 1,
+            at: e
+                .result
+                .time_series
+                .iter()
+                .filter(|p| !p.warmup)
+                .map(|p| p.t_s)
+                .collect(),
+            o: e.result.observation.as_ref()?,
+        })
+    });
+    runs.chain(tpcc).collect()
+}
+
 pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
-    let observed: Vec<(&Entry, &Observation)> = inputs
-        .entries
-        .iter()
-        .filter_map(|e| Some((e, e.result.observation.as_ref()?)))
-        .collect();
+    let observed = observed(inputs, sizes);
     if observed.is_empty() {
         return None;
     }
     let mut charts = Vec::new();
-    for g in ordered(observed.iter().map(|(e, _)| e.group(sizes))) {
-        let runs: Vec<&(&Entry, &Observation)> = observed
-            .iter()
-            .filter(|(e, _)| e.group(sizes) == g)
-            .collect();
+    for g in ordered(observed.iter().map(|r| r.group.clone())) {
+        let runs: Vec<&Observed> = observed.iter().filter(|r| r.group == g).collect();
         let mut cpu = Vec::new();
         let mut io = Vec::new();
         let mut per_run = Vec::new();
         let mut backlog = Vec::new();
         let mut size = Vec::new();
-        let targets = ordered(runs.iter().map(|(e, _)| (e.target.clone(), e.repetition)));
+        let targets = ordered(runs.iter().map(|r| (r.target.clone(), r.repetition)));
         let shared = targets.len() < runs.len();
-        for (e, o) in &runs {
-            let n = name(e, shared);
-            let at: Vec<f64> = yardstick_core::run::rate_points(&e.result.time_series)
-                .map(|p| p.t_s)
-                .collect();
+        for r in &runs {
+            let (n, o) = (r.name(shared), r.o);
             let line =
-                |name: &str, label: String, scale: f64| self::line(o, &at, name, label, scale);
+                |name: &str, label: String, scale: f64| self::line(o, &r.at, name, label, scale);
             cpu.extend(line("process.cpu", format!("{n} server"), 1.0));
             cpu.extend(line("host.cpu.busy", format!("{n} host"), 1.0));
             cpu.extend(line("host.cpu.iowait", format!("{n} host iowait"), 1.0));
@@ -155,7 +194,7 @@ pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
             "target",
             "workload",
             "repetition",
-            "server CPU (µs/op)",
+            "server CPU (µs/op or txn)",
             "server read (B/op)",
             "server write (B/op)",
             "host CPU (µs/op)",
@@ -182,7 +221,8 @@ pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
     };
     let fig =
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
-    for (e, o) in &observed {
+    for r in &observed {
+        let o = r.o;
         let p = o.per_operation.clone().unwrap_or_default();
         let hit = o
             .series
@@ -203,9 +243,9 @@ pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
             })
             .collect();
         per_op.rows.push(vec![
-            e.target.clone(),
-            e.workload.clone(),
-            e.repetition.to_string(),
+            r.target.clone(),
+            r.workload.clone(),
+            r.repetition.to_string(),
             fig(p.server_cpu_us, 1),
             fig(p.server_read_bytes, 0),
             fig(p.server_write_bytes, 0),
@@ -215,9 +255,9 @@ pub(super) fn server(inputs: &Inputs, sizes: bool) -> Option<Section> {
         ]);
         for (w, n) in o.top_waits(5) {
             top.rows.push(vec![
-                e.target.clone(),
-                e.workload.clone(),
-                e.repetition.to_string(),
+                r.target.clone(),
+                r.workload.clone(),
+                r.repetition.to_string(),
                 w.to_string(),
                 format!("{n:.2}"),
             ]);
