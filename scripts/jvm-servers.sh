@@ -165,6 +165,8 @@ hbase_conf() { # hbase_conf DATA: hbase-site.xml and log4j.properties under DATA
   <property><name>hbase.regionserver.thrift.framed.max_frame_size_in_mb</name><value>64</value></property>
   <!-- a gateway whose HBase went away answers within seconds -->
   <property><name>hbase.client.retries.number</name><value>3</value></property>
+  <!-- the region server bean observation reads: aggregated every second, not 5 -->
+  <property><name>hbase.regionserver.metrics.period</name><value>1000</value></property>
 </configuration>
 XML
     cat >"$data/conf/log4j.properties" <<LOG
@@ -173,6 +175,10 @@ log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n
 LOG
+    # the JMX beans observation reads are snapshots taken every metrics
+    # period (10 s by default): every second here, like the region server's
+    # own aggregation above
+    echo '*.period=1' >"$data/conf/hadoop-metrics2-hbase.properties"
 }
 
 # the master has finished initializing (meta and namespace tables assigned)

@@ -11,7 +11,7 @@ fn available() -> bool {
 }
 
 /// A keyspace of this test's own.
-fn url(name: &str) -> String {
+pub(crate) fn url(name: &str) -> String {
     format!(
         "{}/{name}_{}",
         base().rsplit_once('/').unwrap().0,

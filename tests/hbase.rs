@@ -5,7 +5,7 @@
 use crate::common::*;
 use crate::faults::*;
 
-const HBASE: TestServer = TestServer {
+pub(crate) const HBASE: TestServer = TestServer {
     name: "HBase",
     env: "YARDSTICK_HBASE_URL",
     url: "hbase://127.0.0.1:59090?info=127.0.0.1:56010",
@@ -13,7 +13,7 @@ const HBASE: TestServer = TestServer {
 };
 
 /// The test server in a namespace of this test's own, with `extra` options.
-fn url(ns: &str, extra: &str) -> String {
+pub(crate) fn url(ns: &str, extra: &str) -> String {
     let base = HBASE.url();
     let (gateway, query) = base.split_once('?').unwrap_or((&base, ""));
     let gateway = gateway.trim_end_matches('/');

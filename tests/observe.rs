@@ -4,11 +4,11 @@
 use crate::common::*;
 use serde_json::Value;
 
-fn series<'a>(v: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn series<'a>(v: &'a Value, name: &str) -> &'a Value {
     &v["observation"]["series"][name]
 }
 
-fn source<'a>(v: &'a Value, starts: &str) -> &'a Value {
+pub(crate) fn source<'a>(v: &'a Value, starts: &str) -> &'a Value {
     v["observation"]["sources"]
         .as_array()
         .unwrap()
@@ -366,7 +366,7 @@ fn mariadb_with_performance_schema_on_reports_its_wait_events() {
 }
 
 /// Kills a spawned exporter when the test ends, however it ends.
-struct Killed(std::process::Child);
+pub(crate) struct Killed(pub(crate) std::process::Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -375,28 +375,45 @@ impl Drop for Killed {
     }
 }
 
+/// Starts exporter `program` on a free loopback port (`FLAG=127.0.0.1:PORT`
+/// first, then `args`, with `env`): the running exporter and its port;
+/// `None` where the program is missing outside CI.
+pub(crate) fn exporter(
+    program: &str,
+    flag: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Option<(Killed, u16)> {
+    let port = free_port();
+    let mut all = vec![format!("{flag}=127.0.0.1:{port}")];
+    all.extend(strings(args));
+    let child = spawn_server_with(program, &all, env, port)?;
+    Some((Killed(child), port))
+}
+
 /// Within 15% (and 0.05) of each other: two readers of one kernel or
 /// server counter, sampled milliseconds apart.
-fn close(a: f64, b: f64) -> bool {
+pub(crate) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 0.15 * a.abs().max(b.abs()) + 0.05
 }
 
 #[test]
 fn node_exporter_is_scraped_and_agrees_with_the_hosts_own_counters() {
-    let port = free_port();
     // runs: prometheus-node-exporter
-    let args = strings(&[
-        &format!("--web.listen-address=127.0.0.1:{port}"),
-        "--collector.disable-defaults",
-        "--collector.cpu",
-        "--collector.meminfo",
-    ]);
-    let Some(exporter) = spawn_server("prometheus-node-exporter", &args, port) else {
+    let Some((_exporter, port)) = exporter(
+        "prometheus-node-exporter",
+        "--web.listen-address",
+        &[
+            "--collector.disable-defaults",
+            "--collector.cpu",
+            "--collector.meminfo",
+        ],
+        &[],
+    ) else {
         return;
     };
-    let _exporter = Killed(exporter);
-    let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/metrics");
+    let dir = tempfile::tempdir().unwrap();
     let r = yardstick(
         dir.path(),
         &[
@@ -461,22 +478,19 @@ fn postgres_exporter_agrees_with_the_servers_own_commit_count_and_a_dead_one_is_
     if !POSTGRES.available() {
         return;
     }
-    let port = free_port();
-    // runs: prometheus-postgres-exporter
-    let args = strings(&[&format!("--web.listen-address=127.0.0.1:{port}")]);
     let dsn = "postgresql://bench:benchpw@127.0.0.1:55432/ycsb?sslmode=disable";
-    let Some(exporter) = spawn_server_with(
+    // runs: prometheus-postgres-exporter
+    let Some((_exporter, port)) = exporter(
         "prometheus-postgres-exporter",
-        &args,
+        "--web.listen-address",
+        &[],
         &[("DATA_SOURCE_NAME", dsn)],
-        port,
     ) else {
         return;
     };
-    let _exporter = Killed(exporter);
+    let url = format!("http://127.0.0.1:{port}/metrics");
     let dir = tempfile::tempdir().unwrap();
     let table = format!("table=exported_{}", std::process::id());
-    let url = format!("http://127.0.0.1:{port}/metrics");
     let dead = format!("http://127.0.0.1:{}/metrics", free_port());
     let (r, v) = load_and_run(
         dir.path(),

@@ -93,3 +93,38 @@ fn an_index_without_a_schema_version_is_read_as_version_one_and_a_newer_one_is_r
     assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
     assert!(r.stderr.contains("schema version"), "{}", r.stderr);
 }
+
+/// The TPC-C schema shares the YCSB one's definitions (host, client,
+/// observation) and is strict: the report's fixture, a real observed run,
+/// matches, and an unknown field, a transaction of the wrong name or an
+/// observation without its per-transaction figures' count is named.
+#[test]
+fn the_tpcc_schema_accepts_a_real_run_and_names_what_breaks_it() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/report/src/testdata/tpcc-run.json");
+    let good = read_json(&fixture);
+    assert_tpcc_schema_valid(&good);
+    assert!(!good["observation"]["per_operation"].is_null());
+    let broken = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        schema_errors(&v, "tpcc-result.schema.json")
+    };
+    let e = broken(&|v| v["tpmC"] = 1.into());
+    assert!(e.iter().any(|e| e.contains("tpmC")), "{e:?}");
+    let e = broken(&|v| {
+        let t = v["transactions"]["PAYMENT"].clone();
+        v["transactions"]["REFUND"] = t;
+    });
+    assert!(e.iter().any(|e| e.contains("REFUND")), "{e:?}");
+    let e = broken(&|v| {
+        v["observation"]["per_operation"]
+            .as_object_mut()
+            .unwrap()
+            .remove("operations");
+    });
+    assert!(e.iter().any(|e| e.contains("operations")), "{e:?}");
+    // a YCSB result is not a TPC-C one
+    let e = broken(&|v| v["kind"] = "run".into());
+    assert!(!e.is_empty());
+}

@@ -187,12 +187,18 @@ fn text() -> &'static str {
     // not calls: Command::new(a) in a comment, and in a string
     "Command::new(b) and \"Command::new(c)\""
 }
+fn start_quietly(name: &str) -> Child {
+    start(name, 0)
+}
+fn u() {
+    start_quietly("memcached");
+}
 "#;
     let dir = tree(&[
         ("tests/t.rs", rust),
         (
             "scripts/commands.txt",
-            "etcdctl etcd-client path\nredis-server redis-server path\ninitdb postgresql /usr/lib/postgresql/*/bin\n",
+            "etcdctl etcd-client path\nredis-server redis-server path\ninitdb postgresql /usr/lib/postgresql/*/bin\nmemcached memcached path\n",
         ),
     ]);
     let r = check(dir.path());
@@ -214,8 +220,8 @@ fn text() -> &'static str {
     .unwrap();
     let r = check(dir.path());
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("4 programs"), "{}", r.stdout);
-    // the helper's call sites name the programs
+    assert!(r.stdout.contains("5 programs"), "{}", r.stdout);
+    // the helpers' call sites name the programs, through a helper of a helper too
     std::fs::write(
         dir.path().join("scripts/commands.txt"),
         "etcdctl etcd-client path\ninitdb postgresql /usr/lib/postgresql/*/bin\n",
@@ -224,6 +230,11 @@ fn text() -> &'static str {
     let r = check(dir.path());
     assert!(
         r.stderr.contains("tests/t.rs:7: runs `redis-server`"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("tests/t.rs:22: runs `memcached`"),
         "{}",
         r.stderr
     );

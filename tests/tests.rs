@@ -27,6 +27,7 @@ mod metrics;
 mod mongodb;
 mod mysql;
 mod observe;
+mod observe_sources;
 mod output;
 mod postgres;
 mod report;

@@ -103,7 +103,13 @@ fn tpcc_run(dir: &Path, db: &str, wtd: [&str; 3], extra: &[&str], out: &str) -> 
         out,
     ];
     args.extend_from_slice(extra);
-    yardstick(dir, &args)
+    let r = yardstick(dir, &args);
+    // every result a run writes, partial ones too, is what the schema says
+    let written = dir.join(out);
+    if written.exists() {
+        assert_tpcc_schema_valid(&read_json(&written));
+    }
+    r
 }
 
 /// `catalog` (the index names, sorted) lists exactly the two secondary indexes.

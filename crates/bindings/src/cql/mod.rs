@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
 mod session;
+mod stats;
 
 pub use session::CqlSessionHandle;
 use crate::registry::{Capabilities, Descriptor, Registered};

@@ -42,6 +42,13 @@ impl Binding for CqlBinding {
         self.info.clone()
     }
 
+    /// The virtual tables of the URL's first node.
+    fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        Some(Box::new(yardstick_core::observe::remote::Driven::new(
+            super::stats::CqlStats::new(self.inner.clone()),
+        )))
+    }
+
     fn op_timeout(&self) -> Option<std::time::Duration> {
         Some(self.inner.timeout)
     }

@@ -237,6 +237,32 @@ impl Binding for EtcdBinding {
     fn op_timeout(&self) -> Option<std::time::Duration> {
         self.inner.options.timeout
     }
+
+    /// The first member's own `/metrics` (served on its client port):
+    /// proposals, WAL fsync and backend commit time, the database's size,
+    /// requests by method and the member's CPU and memory.
+    fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        use yardstick_core::observe::scrape::{Endpoint, Keep, Scrape, ETCD_SET};
+        let first = self.inner.endpoints.first()?;
+        let source: Box<dyn yardstick_core::observe::Source> = match first.strip_prefix("http://") {
+            Some(host) => match Endpoint::parse(&format!("http://{host}/metrics")) {
+                Ok(e) => Box::new(Scrape::database(
+                    "etcd",
+                    e,
+                    Keep::Set(ETCD_SET),
+                    "check that the member runs; etcd serves /metrics on its client port",
+                )),
+                Err(why) => Box::new(yardstick_core::observe::Absent { name: "etcd".into(), why, warn: true }),
+            },
+            // the page is plain HTTP only here
+            None => Box::new(yardstick_core::observe::Absent {
+                name: "etcd".into(),
+                why: "etcd's /metrics over TLS is not read: start the member with --listen-metrics-urls http://HOST:PORT and pass --observe http://HOST:PORT/metrics --observe-metric 'etcd_*'".into(),
+                warn: true,
+            }),
+        };
+        Some(source)
+    }
 }
 
 pub(crate) struct EtcdSession {

@@ -126,15 +126,20 @@ fn version_in(page: &str) -> Option<String> {
     Some(text.split(',').next().unwrap_or(text).trim().to_string())
 }
 
+/// The info server: `info=`, else the Thrift gateway's host on the
+/// master's default info port.
+pub(super) fn info_addr(inner: &Inner, info: Option<&str>) -> String {
+    let host = inner.addr.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
+    info.map_or_else(|| format!("{host}:{MASTER_INFO_PORT}"), String::from)
+}
+
 pub(super) fn engine_info(
     inner: &Inner,
-    info: Option<&str>,
+    info_addr: &str,
     family: Vec<(String, String)>,
     created: bool,
 ) -> EngineInfo {
-    let host = inner.addr.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
-    let info_addr = info.map_or_else(|| format!("{host}:{MASTER_INFO_PORT}"), String::from);
-    let version = master_version(&info_addr).unwrap_or_else(|e| {
+    let version = master_version(info_addr).unwrap_or_else(|e| {
         format!("unknown (the master's status page at {info_addr} did not say: {e}; give info=HOST:PORT)")
     });
     let mut settings: BTreeMap<String, String> = family.into_iter().collect();

@@ -17,6 +17,7 @@
 //! large one with HBase's shell, as YCSB's documentation does.
 mod client;
 mod info;
+mod stats;
 mod session;
 mod thrift;
 
@@ -72,6 +73,8 @@ struct Inner {
 pub(crate) struct HbaseBinding {
     inner: Arc<Inner>,
     info: EngineInfo,
+    /// The info server observation reads (HOST:PORT).
+    info_addr: String,
 }
 
 /// The value of option `name` among `choices`, or its default (the first).
@@ -200,10 +203,12 @@ impl Registered for HbaseBinding {
                 namespace, opts.schema.table
             )));
         }
-        let info = info::engine_info(&inner, target.param("info"), family_settings, created);
+        let info_addr = info::info_addr(&inner, target.param("info"));
+        let info = info::engine_info(&inner, &info_addr, family_settings, created);
         Ok(HbaseBinding {
             inner: Arc::new(inner),
             info,
+            info_addr,
         })
     }
 }

@@ -28,6 +28,14 @@ impl Binding for HbaseBinding {
         self.info.clone()
     }
 
+    /// The region server's JMX bean on the info server.
+    fn statistics(&self) -> Option<Box<dyn yardstick_core::observe::Source>> {
+        Some(match super::stats::HbaseStats::new(&self.info_addr) {
+            Ok(s) => Box::new(s),
+            Err(why) => Box::new(yardstick_core::observe::Absent { name: "hbase".into(), why, warn: true }),
+        })
+    }
+
     fn op_timeout(&self) -> Option<std::time::Duration> {
         Some(self.inner.timeout)
     }

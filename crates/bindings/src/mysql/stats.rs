@@ -93,6 +93,34 @@ pub(crate) fn parse_status(rows: &[(String, String)]) -> Vec<Value> {
     out
 }
 
+/// MyRocks's files and bytes per level, over its column families.
+const LEVELS: &str = "SELECT LEVEL, TYPE, VALUE FROM information_schema.ROCKSDB_COMPACTION_STATS \
+     WHERE TYPE IN ('NumFiles', 'SizeBytes') AND LEVEL LIKE 'L%'";
+
+/// `ROCKSDB_COMPACTION_STATS` rows (level, type, value) as
+/// `db.level.LN.files` and `.bytes`, every level from L0 to the deepest
+/// seen (0 where a level has none), summed over the column families.
+pub(crate) fn parse_levels(rows: &[(String, String, f64)]) -> Vec<Value> {
+    let mut files: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut bytes: BTreeMap<usize, f64> = BTreeMap::new();
+    for (level, kind, v) in rows {
+        let Some(n) = level.strip_prefix('L').and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        let into = if kind == "NumFiles" { &mut files } else { &mut bytes };
+        *into.entry(n).or_default() += v;
+    }
+    let deepest = files.keys().chain(bytes.keys()).max().copied().unwrap_or(0);
+    (0..=deepest)
+        .flat_map(|n| {
+            [
+                Value::gauge(format!("db.level.L{n}.files"), "files", files.get(&n).copied().unwrap_or(0.0)),
+                Value::gauge(format!("db.level.L{n}.bytes"), "bytes", bytes.get(&n).copied().unwrap_or(0.0)),
+            ]
+        })
+        .collect()
+}
+
 pub(crate) struct MysqlStats {
     opts: Opts,
     connect_timeout: Duration,
@@ -101,6 +129,8 @@ pub(crate) struct MysqlStats {
     waits: Option<bool>,
     /// Every wait event seen: each is 0 in a sample it is absent from.
     seen: BTreeSet<String>,
+    /// MyRocks's levels are read (`false` once the table refused).
+    levels: bool,
     /// Buffer pool reads served from memory against those from disk.
     hits: HitRatio,
     warnings: Vec<String>,
@@ -115,6 +145,7 @@ impl MysqlStats {
             conn: None,
             waits: None,
             seen: BTreeSet::new(),
+            levels: true,
             hits: HitRatio::default(),
             warnings: Vec::new(),
             settings: BTreeMap::new(),
@@ -187,6 +218,19 @@ impl Remote for MysqlStats {
                 }
             }
         }
+        // MyRocks loaded: its LSM tree per level, as the embedded RocksDB's
+        if self.levels && out.iter().any(|v| v.name == "db.rocksdb.rows_read") {
+            match c.query::<(String, String, f64), _>(LEVELS).await {
+                Ok(rows) => out.extend(parse_levels(&rows)),
+                Err(e) => {
+                    self.levels = false;
+                    self.warnings.push(format!(
+                        "MyRocks's files per level left out (information_schema.ROCKSDB_COMPACTION_STATS): {}",
+                        super::error_text(&e)
+                    ));
+                }
+            }
+        }
         self.conn = Some(c);
         let get = |n: &str| out.iter().find(|v| v.name == n).map(|v| v.value);
         if let (Some(req), Some(disk)) = (get("db.buffer_pool.read_requests"), get("db.buffer_pool.reads")) {
@@ -231,6 +275,23 @@ mod tests {
         assert_eq!(get("db.row_lock_time"), Some((2.5, "s")));
         assert_eq!(get("db.threads.running"), Some((3.0, "threads")));
         assert_eq!(get("db.rocksdb.stall_time"), Some((1.5, "s")));
+        let rows = |r: &[(&str, &str, f64)]| -> Vec<(String, String, f64)> {
+            r.iter().map(|(a, b, c)| (a.to_string(), b.to_string(), *c)).collect()
+        };
+        let l = parse_levels(&rows(&[
+            ("L0", "NumFiles", 2.0),
+            ("L0", "SizeBytes", 100.0),
+            ("L0", "NumFiles", 1.0),
+            ("L2", "NumFiles", 4.0),
+            ("Sum", "NumFiles", 7.0),
+        ]));
+        let lv = |n: &str| l.iter().find(|v| v.name == n).map(|v| v.value);
+        assert_eq!(lv("db.level.L0.files"), Some(3.0));
+        assert_eq!(lv("db.level.L0.bytes"), Some(100.0));
+        assert_eq!(lv("db.level.L1.files"), Some(0.0));
+        assert_eq!(lv("db.level.L2.files"), Some(4.0));
+        assert_eq!(l.len(), 6, "L0 to L2, files and bytes");
+        assert_eq!(parse_levels(&[]).len(), 2);
         assert_eq!(get("db.buffer_pool.reads"), None);
         assert_eq!(v.len(), 4);
     }

@@ -69,12 +69,41 @@ pub const DEFAULT_SET: &[(&str, &[&str])] = &[
     ("redis_commands_duration_seconds_total", &["cmd"]),
 ];
 
+/// etcd's own `/metrics` (on its client port): what a database source for
+/// etcd keeps, as `db.etcd_...`.
+pub const ETCD_SET: &[(&str, &[&str])] = &[
+    ("etcd_server_proposals_committed_total", &[]),
+    ("etcd_server_proposals_applied_total", &[]),
+    ("etcd_server_proposals_pending", &[]),
+    ("etcd_server_proposals_failed_total", &[]),
+    ("etcd_server_leader_changes_seen_total", &[]),
+    ("etcd_server_slow_apply_total", &[]),
+    ("etcd_disk_wal_fsync_duration_seconds_sum", &[]),
+    ("etcd_disk_wal_fsync_duration_seconds_count", &[]),
+    ("etcd_disk_backend_commit_duration_seconds_sum", &[]),
+    ("etcd_disk_backend_commit_duration_seconds_count", &[]),
+    ("etcd_mvcc_db_total_size_in_bytes", &[]),
+    ("etcd_mvcc_db_total_size_in_use_in_bytes", &[]),
+    ("etcd_debugging_mvcc_keys_total", &[]),
+    ("etcd_mvcc_put_total", &[]),
+    ("etcd_mvcc_range_total", &[]),
+    ("etcd_mvcc_txn_total", &[]),
+    ("etcd_mvcc_delete_total", &[]),
+    ("etcd_network_client_grpc_received_bytes_total", &[]),
+    ("etcd_network_client_grpc_sent_bytes_total", &[]),
+    ("grpc_server_handled_total", &["grpc_method"]),
+    ("process_cpu_seconds_total", &[]),
+    ("process_resident_memory_bytes", &[]),
+];
+
 /// What one exporter page is read for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Keep {
     /// The default set, summed as it says.
     #[default]
     Default,
+    /// A fixed set of families, summed over every label but the ones named.
+    Set(&'static [(&'static str, &'static [&'static str])]),
     /// Families whose names match these patterns (`*` for any run of
     /// characters), each label set a series of its own.
     Patterns(Vec<String>),
@@ -184,6 +213,7 @@ pub fn parse_page(page: &str, keep: &Keep, prefix: &str) -> (Vec<Value>, usize) 
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, b)| Some(*b)),
+            Keep::Set(set) => set.iter().find(|(n, _)| *n == name).map(|(_, b)| Some(*b)),
             Keep::Patterns(p) => p.iter().any(|p| glob(p, name)).then_some(None),
         };
         let Some(by) = by else { continue };
@@ -203,11 +233,16 @@ pub fn parse_page(page: &str, keep: &Keep, prefix: &str) -> (Vec<Value>, usize) 
             key.push('.');
             key.push_str(&p);
         }
-        // counters by TYPE, or by the naming convention where untyped
-        let counter = match types.get(name) {
-            Some(&"counter") => true,
-            Some(_) => false,
-            None => name.ends_with("_total"),
+        // counters by TYPE, or by the naming convention where untyped; a
+        // histogram's or summary's _sum and _count only grow
+        let family = name
+            .strip_suffix("_sum")
+            .or_else(|| name.strip_suffix("_count"))
+            .filter(|f| matches!(types.get(f), Some(&"histogram" | &"summary")));
+        let counter = match (family, types.get(name)) {
+            (Some(_), _) | (None, Some(&"counter")) => true,
+            (None, Some(_)) => false,
+            (None, None) => name.ends_with("_total"),
         };
         if !sums.contains_key(&key) && sums.len() >= MAX_SERIES {
             cut += 1;
@@ -347,11 +382,13 @@ fn base64_encode(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-/// One exporter.
+/// One exporter, or a database's own metrics page.
 pub struct Scrape {
     endpoint: Endpoint,
     keep: Keep,
     prefix: String,
+    /// A database's own page: its name, and the fix when it cannot be read.
+    database: Option<(&'static str, &'static str)>,
     warned_cut: bool,
     warnings: Vec<String>,
 }
@@ -363,22 +400,45 @@ impl Scrape {
             endpoint,
             keep,
             prefix,
+            database: None,
             warned_cut: false,
             warnings: Vec::new(),
+        }
+    }
+
+    /// The database `name`'s own page (etcd's `/metrics`): its series are
+    /// `db.FAMILY`, and a failed read names `fix`.
+    pub fn database(
+        name: &'static str,
+        endpoint: Endpoint,
+        keep: Keep,
+        fix: &'static str,
+    ) -> Scrape {
+        Scrape {
+            prefix: "db".into(),
+            database: Some((name, fix)),
+            ..Scrape::new(endpoint, keep)
         }
     }
 }
 
 impl Source for Scrape {
     fn name(&self) -> String {
-        format!("exporter {}", self.endpoint.shown)
+        match self.database {
+            Some((name, _)) => name.into(),
+            None => format!("exporter {}", self.endpoint.shown),
+        }
     }
 
     fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
         let page = self.endpoint.fetch().map_err(|e| {
-            SourceError::Failed(format!(
-                "{e}; check that the exporter runs and --observe names its address"
-            ))
+            SourceError::Failed(match self.database {
+                // the source's name does not say where it read
+                Some((_, fix)) => format!("{}: {e}; {fix}", self.endpoint.shown),
+                None => {
+                    format!("{e}; check that the exporter runs and --observe names its address")
+                }
+            })
         })?;
         let (values, cut) = parse_page(&page, &self.keep, &self.prefix);
         if cut > 0 && !self.warned_cut {

@@ -150,3 +150,54 @@ fn a_page_is_fetched_with_its_credentials_and_a_dead_exporter_fails_the_sample()
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_databases_own_page_keeps_its_set_as_db_series_and_histogram_sums_grow() {
+    let page = "# TYPE etcd_disk_wal_fsync_duration_seconds histogram\n\
+etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
+etcd_disk_wal_fsync_duration_seconds_sum 0.25\n\
+etcd_disk_wal_fsync_duration_seconds_count 10\n\
+# TYPE etcd_mvcc_db_total_size_in_bytes gauge\n\
+etcd_mvcc_db_total_size_in_bytes 2.5e+07\n\
+# TYPE grpc_server_handled_total counter\n\
+grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Range\"} 7\n\
+grpc_server_handled_total{grpc_code=\"Unavailable\",grpc_method=\"Range\"} 1\n\
+# TYPE node_load1 gauge\n\
+node_load1 3\n";
+    let (v, cut) = parse_page(page, &Keep::Set(ETCD_SET), "db");
+    assert_eq!(cut, 0);
+    assert_eq!(
+        get(&v, "db.etcd_disk_wal_fsync_duration_seconds_sum"),
+        Some((0.25, Kind::Counter))
+    );
+    assert_eq!(
+        get(&v, "db.etcd_disk_wal_fsync_duration_seconds_count"),
+        Some((10.0, Kind::Counter))
+    );
+    assert_eq!(
+        get(&v, "db.etcd_mvcc_db_total_size_in_bytes"),
+        Some((2.5e7, Kind::Gauge))
+    );
+    assert_eq!(
+        get(&v, "db.grpc_server_handled_total.grpc_method=Range"),
+        Some((8.0, Kind::Counter))
+    );
+    // not in the set, and no bucket lines
+    assert_eq!(v.len(), 4, "{v:?}");
+    // a database's page that cannot be read names where and the fix
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let e = Endpoint::parse(&format!("http://127.0.0.1:{port}/metrics")).unwrap();
+    let mut s = Scrape::database("etcd", e, Keep::Set(ETCD_SET), "check the etcd member");
+    assert_eq!(s.name(), "etcd");
+    match s.sample() {
+        Err(SourceError::Failed(w)) => {
+            assert!(
+                w.contains(&format!("127.0.0.1:{port}")) && w.ends_with("check the etcd member"),
+                "{w}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
