@@ -58,6 +58,13 @@ fn a_run_keeps_the_hosts_series_aligned_with_its_own_intervals() {
         "the SQLite file's size"
     );
     assert_eq!(source(&v, "host")["state"], "ok");
+    // the filesystem the engine's file is on
+    let fs = &o["configuration"]["engine data"];
+    assert!(fs["path"].as_str().unwrap().ends_with("o.db"), "{fs}");
+    assert!(
+        fs["filesystem"].is_string() && fs["mount"].is_string(),
+        "{fs}"
+    );
     let db = source(&v, "database");
     assert_eq!(db["state"], "unsupported");
     assert!(db["message"]

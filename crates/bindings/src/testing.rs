@@ -8,10 +8,12 @@ use std::time::Duration;
 pub fn server_available(name: &str, url: &str, how_to_start: &str) -> bool {
     let authority = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let authority = authority.split(['/', '?']).next().unwrap_or("");
-    let hostport = authority
+    let hosts = authority
         .rsplit_once('@')
         .map(|(_, h)| h)
         .unwrap_or(authority);
+    // a cluster's URL lists its members: the first must answer
+    let hostport = hosts.split(',').next().unwrap_or(hosts);
     let reachable = hostport
         .to_socket_addrs()
         .ok()
@@ -110,6 +112,14 @@ fn sweep(parent: &std::path::Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clusters_url_is_reachable_through_its_first_member() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let url = format!("etcd://u:p@127.0.0.1:{port},127.0.0.1:1,127.0.0.1:2/x?y=z");
+        assert!(server_available("etcd", &url, "nothing"));
+    }
 
     #[test]
     fn the_scratch_directories_of_exited_processes_are_swept() {

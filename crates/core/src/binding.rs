@@ -319,6 +319,12 @@ pub trait Binding: Send + Sync + 'static {
         None
     }
 
+    /// Where the engine's files are (an embedded engine's directory or
+    /// file): the result records the filesystem they are on.
+    fn data_path(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// Retries the database expects for conflicts (serialization failures of
     /// CockroachDB- or YugabyteDB-style databases): the run's `retry.limit`
     /// when the user set none. The runner retries and counts them.

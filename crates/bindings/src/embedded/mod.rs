@@ -307,6 +307,10 @@ impl<E: Engine> Binding for KvBinding<E> {
         Some(disk_usage(&self.dir.path))
     }
 
+    fn data_path(&self) -> Option<std::path::PathBuf> {
+        Some(self.dir.path.clone())
+    }
+
     fn statistics(&self) -> Option<Box<dyn Source>> {
         // asked once here, so an engine without statistics is said to have
         // none instead of failing every sample

@@ -40,7 +40,7 @@ pub(crate) fn parse_jmx(page: &str) -> Result<Vec<Value>, String> {
     let bean = v["beans"]
         .as_array()
         .and_then(|b| b.iter().find(|b| b["name"].as_str() == Some(BEAN)))
-        .ok_or("no region server bean on the page (is this a master without regions?)")?;
+        .ok_or_else(|| format!("{NO_BEAN} (is this a master without regions?)"))?;
     Ok(KEPT
         .iter()
         .filter_map(|(attr, name, unit, counter)| {
@@ -59,6 +59,7 @@ pub(crate) fn parse_jmx(page: &str) -> Result<Vec<Value>, String> {
 }
 
 const BEAN: &str = "Hadoop:service=HBase,name=RegionServer,sub=Server";
+const NO_BEAN: &str = "no region server bean on the page";
 
 pub(crate) struct HbaseStats {
     endpoint: Endpoint,
@@ -82,12 +83,20 @@ impl Source for HbaseStats {
 
     fn sample(&mut self) -> Result<Vec<Value>, SourceError> {
         let at = &self.endpoint.host_port;
-        let page = self.endpoint.fetch().map_err(|e| {
-            SourceError::Failed(format!(
-                "the info server at {at}: {e}; give the region server's info port with info=HOST:PORT in --db"
-            ))
-        })?;
-        let mut values = parse_jmx(&page).map_err(|e| SourceError::Failed(format!("{at}: {e}")))?;
+        let fetch = || {
+            self.endpoint.fetch().map_err(|e| {
+                SourceError::Failed(format!(
+                    "the info server at {at}: {e}; give the region server's info port with info=HOST:PORT in --db"
+                ))
+            })
+        };
+        // the bean is briefly off the page while the metrics system
+        // rebuilds its JMX snapshot: one more read finds it
+        let mut parsed = parse_jmx(&fetch()?);
+        if parsed.as_ref().is_err_and(|e| e.starts_with(NO_BEAN)) {
+            parsed = parse_jmx(&fetch()?);
+        }
+        let mut values = parsed.map_err(|e| SourceError::Failed(format!("{at}: {e}")))?;
         let get = |n: &str| values.iter().find(|v| v.name == n).map(|v| v.value);
         if let (Some(h), Some(m)) = (get("db.block_cache.hits"), get("db.block_cache.misses")) {
             values.extend(self.hits.next(h, m));

@@ -304,6 +304,10 @@ impl Binding for SqliteBinding {
     }
 
     /// The database file and its write-ahead log and shared-memory index.
+    fn data_path(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
+
     fn data_size(&self) -> Option<u64> {
         let base = self.path.as_os_str().to_owned();
         let size = |suffix: &str| {

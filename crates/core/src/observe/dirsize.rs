@@ -48,16 +48,31 @@ impl Source for DirSize {
             Value::gauge("data.files", "files", files as f64),
         ])
     }
+
+    /// The filesystem the directory is on.
+    fn configuration(&mut self) -> std::collections::BTreeMap<String, String> {
+        super::procfs::filesystem_of(&self.path)
+    }
 }
 
 /// An embedded engine's size as its binding measures it (`disk_bytes`).
 pub struct EngineSize<F> {
     measure: F,
+    /// Where its files are, when the binding says.
+    path: Option<PathBuf>,
 }
 
 impl<F: FnMut() -> Option<u64> + Send> EngineSize<F> {
     pub fn new(measure: F) -> Self {
-        EngineSize { measure }
+        EngineSize {
+            measure,
+            path: None,
+        }
+    }
+
+    /// Records the filesystem of `path` (the engine's files) too.
+    pub fn at(self, path: Option<PathBuf>) -> Self {
+        EngineSize { path, ..self }
     }
 }
 
@@ -71,6 +86,13 @@ impl<F: FnMut() -> Option<u64> + Send> Source for EngineSize<F> {
             SourceError::Unsupported("the engine does not report its size".into())
         })?;
         Ok(vec![Value::gauge("data.bytes", "bytes", bytes as f64)])
+    }
+
+    fn configuration(&mut self) -> std::collections::BTreeMap<String, String> {
+        self.path
+            .as_deref()
+            .map(super::procfs::filesystem_of)
+            .unwrap_or_default()
     }
 }
 
@@ -93,6 +115,11 @@ mod tests {
         );
         let mut engine = EngineSize::new(|| Some(7));
         assert_eq!(engine.sample().unwrap()[0].value, 7.0);
+        let mut located = EngineSize::new(|| Some(7)).at(Some(d.path().to_path_buf()));
+        let fs = located.configuration();
+        assert!(fs["path"].ends_with(&*d.path().file_name().unwrap().to_string_lossy()));
+        assert!(fs.contains_key("filesystem"), "{fs:?}");
+        assert!(DirSize::new(d.path()).configuration().contains_key("mount"));
         let mut none = EngineSize::new(|| None);
         assert!(matches!(none.sample(), Err(SourceError::Unsupported(_))));
     }

@@ -91,7 +91,8 @@ impl Plan {
     pub fn start<B: Binding>(self, binding: &Arc<B>, scheme: &str) -> Observer {
         let size = self.embedded.then(|| {
             let b = binding.clone();
-            Box::new(EngineSize::new(move || b.data_size())) as Box<dyn Source>
+            let path = b.data_path();
+            Box::new(EngineSize::new(move || b.data_size()).at(path)) as Box<dyn Source>
         });
         self.start_with(binding.statistics(), size, scheme)
     }

@@ -415,6 +415,87 @@ fn owner(inodes: &[u64]) -> Option<u32> {
     None
 }
 
+/// The mount a path is on: what the result records of a data directory's
+/// filesystem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub point: String,
+    pub fstype: String,
+    pub source: String,
+    pub options: String,
+}
+
+/// Mount points escape space, tab, newline and backslash as octal.
+fn unescape(field: &str) -> String {
+    let mut out = String::new();
+    let mut rest = field;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let code = rest
+            .get(i + 1..i + 4)
+            .and_then(|o| u8::from_str_radix(o, 8).ok());
+        match code {
+            Some(c) => {
+                out.push(c as char);
+                rest = &rest[i + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out + rest
+}
+
+/// The mount `path` (absolute, symlinks resolved) is on, from a
+/// `/proc/self/mountinfo` text: the longest mount point that contains it
+/// (the last of equal ones, which is on top).
+pub fn mount_of(mountinfo: &str, path: &std::path::Path) -> Option<Mount> {
+    let mut best: Option<Mount> = None;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let l: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        let (Some(point), Some(options), Some(fstype), Some(source)) =
+            (l.get(4), l.get(5), r.first(), r.get(1))
+        else {
+            continue;
+        };
+        let point = unescape(point);
+        if !path.starts_with(&point) {
+            continue;
+        }
+        if best.as_ref().is_none_or(|b| point.len() >= b.point.len()) {
+            best = Some(Mount {
+                point,
+                fstype: fstype.to_string(),
+                source: unescape(source),
+                options: options.to_string(),
+            });
+        }
+    }
+    best
+}
+
+/// `path`'s filesystem as settings: the path, the mount point, the
+/// filesystem type, the device and the mount options.
+pub fn filesystem_of(path: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    out.insert("path".into(), real.display().to_string());
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    if let Some(m) = mount_of(&info, &real) {
+        out.insert("filesystem".into(), m.fstype);
+        out.insert("mount".into(), m.point);
+        out.insert("device".into(), m.source);
+        out.insert("mount_options".into(), m.options);
+    }
+    out
+}
+
 #[cfg(test)]
 #[path = "procfs_tests.rs"]
 mod tests;

@@ -147,3 +147,36 @@ fn descendants_are_found_from_the_childrens_lists_and_by_a_scan_alike() {
     assert!(listed.contains(&child.id()), "{listed:?}");
     assert!(scanned.contains(&child.id()), "{scanned:?}");
 }
+
+#[test]
+fn the_mount_of_a_path_is_the_longest_point_that_holds_it() {
+    use std::path::Path;
+    let info = "22 27 0:21 / /proc rw,relatime - proc proc rw\n\
+27 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+30 27 8:2 / /data rw,noatime shared:5 - xfs /dev/sdb1 rw,attr2\n\
+31 27 0:40 / /data\\040two rw - tmpfs tmp\\040fs rw\n";
+    let m = mount_of(info, Path::new("/data/pg/base")).unwrap();
+    assert_eq!(
+        (m.point.as_str(), m.fstype.as_str(), m.source.as_str()),
+        ("/data", "xfs", "/dev/sdb1")
+    );
+    assert_eq!(m.options, "rw,noatime");
+    // the root holds what no other mount does; "/database" is not under "/data"
+    assert_eq!(
+        mount_of(info, Path::new("/database")).unwrap().fstype,
+        "ext4"
+    );
+    let spaced = mount_of(info, Path::new("/data two/x")).unwrap();
+    assert_eq!(
+        (spaced.point.as_str(), spaced.source.as_str()),
+        ("/data two", "tmp fs")
+    );
+    assert_eq!(mount_of("", Path::new("/x")), None);
+    // this machine's own: a temporary directory is on some filesystem
+    let d = tempfile::tempdir().unwrap();
+    let fs = filesystem_of(d.path());
+    assert!(
+        fs.contains_key("filesystem") && fs.contains_key("mount"),
+        "{fs:?}"
+    );
+}
